@@ -1,0 +1,34 @@
+// The `tally` command line: one file per subcommand. Each add_*_command registers its
+// options with CLI11 and, once parsed, leaves in `run` the function that does the work.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+
+#include "core/diagnostics.h"
+#include "core/error.h"
+
+namespace tally::cli {
+
+// Exit codes (documented in README.md).
+enum ExitCode : int {
+  kOk = 0,
+  kInvalidInput = 1,  // the input is malformed
+  kUsage = 2,         // the command line is wrong
+  kIoError = 3,       // a file could not be opened, read or written
+  kUnsupported = 4,   // the request cannot be met (e.g. a format that cannot hold the data)
+};
+
+using Runner = std::function<int()>;
+
+void add_cat_command(CLI::App& app, Runner& run);
+void add_convert_command(CLI::App& app, Runner& run);
+
+// Prints "tally: error: MESSAGE" and returns the exit code for the error's kind.
+int report(const core::Error& error);
+// Prints each warning as "tally: warning: ...".
+void print_warnings(const core::Diagnostics& diagnostics);
+
+}  // namespace tally::cli

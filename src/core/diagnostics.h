@@ -1,0 +1,21 @@
+// Non-fatal findings (a missing trailer, a dropped sample type) collected while reading
+// or converting; the command line prints them on stderr, converters also keep them as
+// comments in the output where the format has comments.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tally::core {
+
+class Diagnostics {
+ public:
+  void warn(std::string message) { warnings_.push_back(std::move(message)); }
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  bool empty() const { return warnings_.empty(); }
+
+ private:
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace tally::core

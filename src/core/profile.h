@@ -1,0 +1,172 @@
+// core::Profile: the one in-memory model that every reader fills and every writer and
+// report consumes (design.md). Modelled on pprof's profile.proto: value types, samples
+// (stack of location ids, leaf first, one value per type, labels), locations, functions,
+// mappings, interned strings, period, time, comments, plus ordered attributes for header
+// data a format carries that the model has no field for.
+//
+// Ids of mappings, locations and functions are 1-based (0 means "none"), as in pprof.
+// Samples live in flat pools rather than one heap object each: a profile of a million
+// 32-frame stacks is then a few large arrays instead of a million small allocations.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/string_table.h"
+
+namespace tally::core {
+
+using MappingId = uint32_t;
+using LocationId = uint32_t;
+using FunctionId = uint32_t;
+
+struct ValueType {
+  StringId type = 0;  // "samples", "cpu", "cycles"
+  StringId unit = 0;  // "count", "nanoseconds"
+  bool operator==(const ValueType&) const = default;
+};
+
+// A sample label: either a string value (str != 0) or a number with an optional unit.
+struct Label {
+  StringId key = 0;
+  StringId str = 0;
+  int64_t num = 0;
+  StringId num_unit = 0;
+  bool operator==(const Label&) const = default;
+};
+
+struct Mapping {
+  uint64_t start = 0;   // first address
+  uint64_t limit = 0;   // one past the last address
+  uint64_t offset = 0;  // file offset mapped at `start`
+  StringId file = 0;
+  StringId build_id = 0;
+  bool has_functions = false;
+  bool has_filenames = false;
+  bool has_line_numbers = false;
+  bool has_inline_frames = false;
+  bool operator==(const Mapping&) const = default;
+};
+
+struct Function {
+  StringId name = 0;         // demangled, human-readable
+  StringId system_name = 0;  // as in the symbol table (mangled)
+  StringId filename = 0;
+  int64_t start_line = 0;
+  bool operator==(const Function&) const = default;
+};
+
+struct Line {
+  FunctionId function = 0;
+  int64_t line = 0;
+  int64_t column = 0;
+  bool operator==(const Line&) const = default;
+};
+
+struct Location {
+  MappingId mapping = 0;  // 0: not in any known mapping
+  uint64_t address = 0;   // 0: unknown (symbol-only profiles)
+  std::vector<Line> lines;  // innermost (inlined) frame first
+  bool is_folded = false;
+  bool operator==(const Location&) const = default;
+};
+
+class Profile {
+ public:
+  StringTable strings;
+
+  std::vector<ValueType> sample_types;
+  StringId default_sample_type = 0;
+  ValueType period_type;
+  int64_t period = 0;
+  int64_t time_nanos = 0;
+  int64_t duration_nanos = 0;
+  StringId drop_frames = 0;
+  StringId keep_frames = 0;
+  StringId doc_url = 0;
+  std::vector<StringId> comments;
+  // Format-specific header data, in the order the format gave it (e.g. "dcpi.platform").
+  std::vector<std::pair<std::string, std::string>> attributes;
+
+  std::vector<Mapping> mappings;    // mappings[id - 1]
+  std::vector<Location> locations;  // locations[id - 1]
+  std::vector<Function> functions;  // functions[id - 1]
+
+  // Convenience for building.
+  StringId intern(std::string_view s) { return strings.intern(s); }
+  std::string_view str(StringId id) const { return strings[id]; }
+  ValueType value_type(std::string_view type, std::string_view unit) {
+    return {intern(type), intern(unit)};
+  }
+  MappingId add_mapping(const Mapping& m);
+  LocationId add_location(Location l);
+  FunctionId add_function(const Function& f);
+  const Mapping& mapping(MappingId id) const { return mappings[id - 1]; }
+  Mapping& mapping(MappingId id) { return mappings[id - 1]; }
+  const Location& location(LocationId id) const { return locations[id - 1]; }
+  Location& location(LocationId id) { return locations[id - 1]; }
+  const Function& function(FunctionId id) const { return functions[id - 1]; }
+  Function& function(FunctionId id) { return functions[id - 1]; }
+
+  // Attributes: the first value under `key`, or "" when absent.
+  std::string_view attribute(std::string_view key) const;
+  void set_attribute(std::string key, std::string value);
+
+  // Samples. Every sample has exactly sample_types.size() values; set the sample types
+  // before adding samples.
+  size_t sample_count() const { return stacks_.size(); }
+  std::span<const LocationId> stack(size_t i) const {
+    return {stack_pool_.data() + stacks_[i].begin, stacks_[i].size};
+  }
+  std::span<const int64_t> values(size_t i) const {
+    return {values_.data() + i * sample_types.size(), sample_types.size()};
+  }
+  std::span<int64_t> values(size_t i) {
+    return {values_.data() + i * sample_types.size(), sample_types.size()};
+  }
+  std::span<const Label> labels(size_t i) const {
+    return {label_pool_.data() + labels_[i].begin, labels_[i].size};
+  }
+  void add_sample(std::span<const LocationId> stack, std::span<const int64_t> values,
+                  std::span<const Label> labels = {});
+  void reserve_samples(size_t samples, size_t frames);
+  void clear_samples();
+
+  // Sum of values of type `index` over all samples.
+  int64_t total(size_t index) const;
+  // Index of the sample type with this type name, or -1.
+  int sample_type_index(std::string_view type) const;
+
+  // --- Operations on the model ---
+
+  // Sums samples with identical stacks and labels into the first of them.
+  void merge_identical_samples();
+  // Multiplies every value of sample type i by ratios[i], rounding to nearest.
+  void scale(std::span<const double> ratios);
+  void scale(double ratio);
+  // The canonical form every writer emits: identical samples merged (first occurrence
+  // keeps its place), locations numbered in order of first use by the samples, functions
+  // in order of first use by the locations, used mappings in order of first use followed
+  // by unused ones, unused locations/functions/strings dropped. The same profile content
+  // in the same sample order always gives the same numbering, hence byte-identical output.
+  void canonicalize();
+
+ private:
+  struct Range {
+    uint64_t begin = 0;
+    uint32_t size = 0;
+  };
+  friend class SampleMerger;
+
+  std::vector<LocationId> stack_pool_;
+  std::vector<Range> stacks_;
+  std::vector<int64_t> values_;
+  std::vector<Label> label_pool_;
+  std::vector<Range> labels_;
+};
+
+}  // namespace tally::core

@@ -1,0 +1,228 @@
+#include "formats/dcpi/dcpi_convert.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+#include "core/checked_math.h"
+#include "core/sample_counts.h"
+
+namespace tally::dcpi {
+
+namespace {
+
+constexpr std::string_view kPrefix = "dcpi.";
+// tally's own header lines (unknown lines to other readers, which keep them): the unit of
+// the event ("count" if absent), and the file offset mapped at tstart (0 if absent), which
+// symbolization of a running process's addresses needs.
+constexpr std::string_view kUnitKey = "eventunit";
+constexpr std::string_view kFileOffsetKey = "tfileoffset";
+
+}  // namespace
+
+core::Expected<core::Profile> to_profile(const DcpiFile& file, const std::string& source,
+                                         core::Diagnostics& diagnostics) {
+  (void)diagnostics;
+  auto fields = parse_fields(file, source);
+  if (!fields) return fields.error();
+  core::Profile p;
+  std::string unit(file.value(kUnitKey).value_or("count"));
+  if (fields->period > uint64_t(INT64_MAX))
+    return core::Error{source + ": period " + std::to_string(fields->period) + " is too large"};
+  const auto period = static_cast<int64_t>(fields->period);
+  p.sample_types = {p.value_type("samples", "count"), p.value_type(fields->event, unit)};
+  p.period_type = p.value_type(fields->event, unit);
+  p.period = period;
+  p.time_nanos = core::mul_saturating(fields->epoch.unix_seconds(), 1'000'000'000);
+  uint64_t file_offset = 0;
+  if (auto text = file.value(kFileOffsetKey)) {
+    char* end = nullptr;
+    std::string s(*text);
+    file_offset = std::strtoull(s.c_str(), &end, 16);
+    if (s.empty() || *end != '\0' || s.size() > 16)
+      return core::Error{source + ": expected hex digits after 'tfileoffset', found '" + s + "'"};
+  }
+  for (const HeaderLine& l : file.header)
+    if (l.key != kUnitKey && l.key != kFileOffsetKey)
+      p.attributes.emplace_back(std::string(kPrefix) + l.key, l.value);
+
+  uint64_t limit = fields->tsize > UINT64_MAX - fields->tstart ? UINT64_MAX
+                                                                : fields->tstart + fields->tsize;
+  core::MappingId m = p.add_mapping({.start = fields->tstart, .limit = limit, .offset = file_offset,
+                                     .file = p.intern(fields->path.value_or(""))});
+  p.reserve_samples(file.total_offsets(), file.total_offsets());
+  for (const Chunk& c : file.chunks) {
+    for (size_t i = 0; i < c.counts.size(); ++i) {
+      if (c.counts[i] == 0) continue;
+      core::LocationId loc = p.add_location(
+          {.mapping = m, .address = fields->tstart + c.offset + i, .lines = {}});
+      const int64_t n = c.counts[i];
+      int64_t values[2] = {n, core::mul_saturating(n, period)};
+      p.add_sample(std::span(&loc, 1), values);
+    }
+  }
+  return p;
+}
+
+namespace {
+
+// FNV-1a: a stable image id from a path when the mapping has no build id.
+uint64_t fnv1a(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
+  return h;
+}
+
+std::string image_id(const core::Profile& p, const core::Mapping& m) {
+  std::string_view build_id = p.str(m.build_id);
+  if (!build_id.empty() && std::all_of(build_id.begin(), build_id.end(), [](char c) {
+        return std::isxdigit(static_cast<unsigned char>(c));
+      }))
+    return std::string(build_id.substr(0, 16));
+  return fmt::format("{:016x}", fnv1a(p.str(m.file)));
+}
+
+std::string file_name_for(std::string_view path, std::string_view id) {
+  std::string base(path.substr(path.find_last_of('/') == std::string_view::npos
+                                   ? 0
+                                   : path.find_last_of('/') + 1));
+  for (char& c : base)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+  if (base.empty()) base = "image";
+  return base + "." + std::string(id);
+}
+
+// Histogram -> chunks. A new chunk costs 8 bytes, a zero count 4: runs are joined across a
+// single address without samples and split at two or more.
+std::vector<Chunk> make_chunks(const std::map<uint32_t, uint32_t>& counts) {
+  std::vector<Chunk> chunks;
+  for (auto [offset, n] : counts) {
+    if (!chunks.empty()) {
+      Chunk& last = chunks.back();
+      uint64_t next = uint64_t(last.offset) + last.counts.size();
+      if (offset - next < 2) {
+        last.counts.resize(offset - last.offset, 0);
+        last.counts.push_back(n);
+        continue;
+      }
+    }
+    chunks.push_back({offset, {n}});
+  }
+  return chunks;
+}
+
+}  // namespace
+
+core::Expected<std::vector<Image>> from_profile(const core::Profile& profile,
+                                                core::Diagnostics& diagnostics) {
+  const core::Profile& p = profile;
+  core::SampleCountColumn counts = core::find_sample_counts(p);
+  if (!counts.note.empty()) diagnostics.warn("dcpi: " + counts.note);
+  if (p.sample_types.size() > 2 ||
+      (p.sample_types.size() == 2 && !(p.sample_types[1 - counts.index] == p.period_type)))
+    diagnostics.warn("dcpi: one DCPI file holds one event; only sample counts are written");
+
+  // image (mapping) -> offset -> count
+  std::map<core::MappingId, std::map<uint32_t, uint32_t>> histograms;
+  size_t deep = 0, unmapped = 0, labelled = 0, no_address = 0;
+  for (size_t s = 0; s < p.sample_count(); ++s) {
+    auto stack = p.stack(s);
+    if (stack.empty() || p.sample_types.empty()) continue;
+    int64_t n = counts.count(p, s);
+    if (n <= 0) continue;
+    deep += stack.size() > 1;
+    labelled += !p.labels(s).empty();
+    const core::Location& leaf = p.location(stack[0]);
+    if (leaf.address == 0) {
+      ++no_address;
+      continue;
+    }
+    if (leaf.mapping == 0) {
+      ++unmapped;
+      continue;
+    }
+    const core::Mapping& m = p.mapping(leaf.mapping);
+    if (leaf.address < m.start || leaf.address - m.start > UINT32_MAX)
+      return core::Error{fmt::format("dcpi: address 0x{:x} is more than 4 GiB past the start of "
+                                     "its mapping 0x{:x}; DCPI offsets are 32-bit",
+                                     leaf.address, m.start), core::ErrorKind::unsupported};
+    uint32_t& slot = histograms[leaf.mapping][static_cast<uint32_t>(leaf.address - m.start)];
+    if (uint64_t(slot) + uint64_t(n) > UINT32_MAX)
+      return core::Error{fmt::format("dcpi: more than 2^32 samples at address 0x{:x}; DCPI "
+                                     "counts are 32-bit", leaf.address), core::ErrorKind::unsupported};
+    slot += static_cast<uint32_t>(n);
+  }
+  if (no_address > 0 && histograms.empty())
+    return core::Error{"dcpi: the profile has no instruction addresses (only symbols); DCPI "
+                       "files are histograms of addresses", core::ErrorKind::unsupported};
+  if (deep > 0)
+    diagnostics.warn(fmt::format("dcpi: call stacks dropped: DCPI keeps leaf counts only "
+                                 "({} samples had callers)", deep));
+  if (labelled > 0)
+    diagnostics.warn(fmt::format("dcpi: labels of {} samples dropped", labelled));
+  if (unmapped > 0)
+    diagnostics.warn(fmt::format("dcpi: {} samples at addresses outside every mapping dropped",
+                                 unmapped));
+  if (no_address > 0)
+    diagnostics.warn(fmt::format("dcpi: {} samples without an address dropped", no_address));
+
+  const std::string event(p.str(p.period_type.type).empty() ? "samples"
+                                                            : p.str(p.period_type.type));
+  const std::string unit(p.str(p.period_type.unit));
+  std::vector<Image> images;
+  for (const auto& [mid, hist] : histograms) {
+    const core::Mapping& m = p.mapping(mid);
+    std::string id = image_id(p, m);
+    // Field values the model knows; header lines kept from a DCPI source keep their order.
+    std::map<std::string, std::string, std::less<>> known;
+    known["version"] = "pdb-0.07";
+    known["image"] = id;
+    if (m.file != 0) known["path"] = std::string(p.str(m.file));
+    known["event"] = event;
+    known["period"] = std::to_string(std::max<int64_t>(p.period, 0));
+    known["tstart"] = fmt::format("{:x}", m.start);
+    known["tsize"] = std::to_string(m.limit > m.start ? m.limit - m.start : 0);
+    // The epoch: a DCPI source's own text if it still names this time, else minutes UTC.
+    int64_t secs = p.time_nanos / 1'000'000'000;
+    auto kept = Epoch::parse(p.attribute("dcpi.epoch"));
+    if (kept && kept->unix_seconds() == (kept->long_form ? secs : secs - secs % 60)) {
+      known["epoch"] = std::string(p.attribute("dcpi.epoch"));
+    } else {
+      Epoch e = Epoch::from_unix_seconds(secs, false);
+      if (e.year < 1969 || e.year > 2068) e = Epoch::from_unix_seconds(secs, true);
+      known["epoch"] = e.format();
+    }
+    if (!unit.empty() && unit != "count") known[std::string(kUnitKey)] = unit;
+    if (m.offset != 0) known[std::string(kFileOffsetKey)] = fmt::format("{:x}", m.offset);
+
+    DcpiFile f;
+    std::map<std::string, bool, std::less<>> written;
+    for (const auto& [key, value] : p.attributes) {
+      if (!key.starts_with(kPrefix)) continue;
+      std::string k = key.substr(kPrefix.size());
+      if (written[k]) continue;
+      auto it = known.find(k);
+      f.header.push_back({k, it != known.end() ? it->second : value});
+      written[k] = true;
+    }
+    // Fields a non-DCPI source lacks, in the order of dcpiformat(4).
+    for (std::string_view k : std::initializer_list<std::string_view>{
+             "version", "image", "path", "epoch", "platform", "event", "period",
+                               "tstart", "tsize", "cpuspeed", kUnitKey, kFileOffsetKey}) {
+      if (written.count(k)) continue;
+      auto it = known.find(k);
+      if (it != known.end()) f.header.push_back({std::string(k), it->second});
+      else if (k == "platform") f.header.push_back({"platform", "unknown"});
+      else if (k == "cpuspeed") f.header.push_back({"cpuspeed", "0"});
+      else continue;
+      written[std::string(k)] = true;
+    }
+    f.chunks = make_chunks(hist);
+    images.push_back({file_name_for(p.str(m.file), id), std::move(f)});
+  }
+  return images;
+}
+
+}  // namespace tally::dcpi

@@ -1,0 +1,42 @@
+// Every profile format tally reads or writes, detection from content (never from the
+// file name), and dispatch to the format's reader and writer.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/diagnostics.h"
+#include "core/error.h"
+#include "core/profile.h"
+#include "io/input.h"
+
+namespace tally::formats {
+
+enum class Format { unknown, gperf, dcpi };
+
+std::string_view format_name(Format f);             // "gperf"
+std::string_view format_description(Format f);      // "gperftools CPU profile"
+std::optional<Format> parse_format_name(std::string_view name);
+std::string writable_format_names();                // "gperf|dcpi"
+
+// The format of `bytes` (already inflated if it was gzip), from its content.
+Format detect(std::span<const uint8_t> bytes);
+
+// Reads any supported format into the model; `detected` receives the format found.
+core::Expected<core::Profile> read_profile(const io::Input& input, core::Diagnostics& diagnostics,
+                                           Format* detected = nullptr);
+
+// One output file; `name` is empty for formats that write a single file, else the name of
+// this file inside the output directory (DCPI writes one file per image).
+struct OutputFile {
+  std::string name;
+  std::string bytes;
+};
+
+core::Expected<std::vector<OutputFile>> write_profile(const core::Profile& profile, Format format,
+                                                      core::Diagnostics& diagnostics);
+
+}  // namespace tally::formats
