@@ -108,7 +108,6 @@ int run_cat(const CatOptions& opt) {
       break;
     }
   }
-  print_warnings(diagnostics);
   return kOk;
 }
 

@@ -1,5 +1,6 @@
 #include "core/profile.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -105,8 +106,13 @@ void Profile::scale(std::span<const double> ratios) {
     double r = ratios[i % stride];
     if (r == 1.0) continue;
     double v = std::round(static_cast<double>(values_[i]) * r);
-    if (v >= 9.2e18) values_[i] = std::numeric_limits<int64_t>::max();
-    else if (v <= -9.2e18) values_[i] = std::numeric_limits<int64_t>::min();
+    // 2^63 is exact in double and every double in [-2^63, 2^63) converts exactly, so
+    // only values outside that range saturate. NaN (0 x inf, a NaN ratio) has no
+    // meaningful count and would be undefined to convert: it becomes 0.
+    constexpr double kTwoTo63 = 9223372036854775808.0;
+    if (std::isnan(v)) values_[i] = 0;
+    else if (v >= kTwoTo63) values_[i] = std::numeric_limits<int64_t>::max();
+    else if (v < -kTwoTo63) values_[i] = std::numeric_limits<int64_t>::min();
     else values_[i] = static_cast<int64_t>(v);
   }
 }
@@ -158,6 +164,20 @@ uint64_t hash_location(const Location& l) {
 
 }  // namespace
 
+void Profile::sort_labels() {
+  // Labels are a multimap: their order carries no meaning. String labels first, then
+  // numeric ones, each by key name; values under one key keep their order.
+  auto before = [this](const Label& a, const Label& b) {
+    bool a_num = a.str == 0, b_num = b.str == 0;
+    if (a_num != b_num) return b_num;
+    return strings[a.key] < strings[b.key];
+  };
+  for (const Range& r : labels_) {
+    auto first = label_pool_.begin() + static_cast<std::ptrdiff_t>(r.begin);
+    std::stable_sort(first, first + r.size, before);
+  }
+}
+
 void Profile::canonicalize() {
   // 1. One id per distinct function, mapping and location.
   std::vector<uint32_t> fn_rep = first_equal(functions, hash_function);
@@ -171,6 +191,7 @@ void Profile::canonicalize() {
     }
   }
   std::vector<uint32_t> loc_rep = first_equal(locations, hash_location);
+  sort_labels();
   for (LocationId& id : stack_pool_) {
     if (id == 0 || id > locations.size()) throw std::logic_error("stack refers to no location");
     id = loc_rep[id];
@@ -210,9 +231,20 @@ void Profile::canonicalize() {
       l.mapping = map_new[l.mapping];
     }
   }
-  // Mappings without samples still describe the process; keep them, after the used ones.
+  // Mappings without samples still describe the process; keep them after the used ones,
+  // in address order (not input order, which readers may shuffle, e.g. pprof's
+  // main-binary-first rule).
+  std::vector<Mapping> unused;
   for (uint32_t id = 1; id <= mappings.size(); ++id)
-    if (map_rep[id] == id && map_new[id] == 0) new_mappings.push_back(mappings[id - 1]);
+    if (map_rep[id] == id && map_new[id] == 0) unused.push_back(mappings[id - 1]);
+  std::stable_sort(unused.begin(), unused.end(), [this](const Mapping& a, const Mapping& b) {
+    if (a.start != b.start) return a.start < b.start;
+    if (a.limit != b.limit) return a.limit < b.limit;
+    if (a.offset != b.offset) return a.offset < b.offset;
+    if (strings[a.file] != strings[b.file]) return strings[a.file] < strings[b.file];
+    return strings[a.build_id] < strings[b.build_id];
+  });
+  new_mappings.insert(new_mappings.end(), unused.begin(), unused.end());
   functions = std::move(new_functions);
   mappings = std::move(new_mappings);
 
@@ -226,9 +258,9 @@ void Profile::canonicalize() {
   for (Function& f : functions) keep(f.name), keep(f.system_name), keep(f.filename);
   keep(drop_frames);
   keep(keep_frames);
-  for (StringId& c : comments) keep(c);
   keep(period_type.type);
   keep(period_type.unit);
+  for (StringId& c : comments) keep(c);
   keep(default_sample_type);
   keep(doc_url);
 }

@@ -148,12 +148,15 @@ class Profile {
   // Multiplies every value of sample type i by ratios[i], rounding to nearest.
   void scale(std::span<const double> ratios);
   void scale(double ratio);
-  // The canonical form every writer emits: identical samples merged (first occurrence
-  // keeps its place), locations numbered in order of first use by the samples, functions
+  // The canonical form every writer emits (the order google/pprof's encoder uses):
+  // labels sorted, identical samples merged (first occurrence keeps its place), locations numbered in order of first use by the samples, functions
   // in order of first use by the locations, used mappings in order of first use followed
-  // by unused ones, unused locations/functions/strings dropped. The same profile content
+  // by unused ones (by address), unused locations/functions/strings dropped, strings in
+  // order of first use. The same profile content
   // in the same sample order always gives the same numbering, hence byte-identical output.
   void canonicalize();
+  // Orders each sample's labels: string labels, then numeric ones, each by key name.
+  void sort_labels();
 
  private:
   struct Range {

@@ -54,9 +54,18 @@ core::Expected<core::Profile> read_profile(const io::Input& input, core::Diagnos
   if (detected) *detected = f;
   switch (f) {
     case Format::gperf: {
-      io::Progress progress("reading " + input.name(), input.bytes().size());
-      auto on_progress = [](uint64_t done, void* ctx) { static_cast<io::Progress*>(ctx)->update(done); };
-      return gperf::read_profile(input.bytes(), input.name(), diagnostics, on_progress, &progress);
+      // Show progress, and let the kernel drop the pages already parsed: a 300 MB profile
+      // is read without 300 MB of resident memory.
+      struct Context {
+        io::Progress progress;
+        const io::Input& input;
+      } context{io::Progress("reading " + input.name(), input.bytes().size()), input};
+      auto on_progress = [](uint64_t done, void* ctx) {
+        auto* c = static_cast<Context*>(ctx);
+        c->progress.update(done);
+        c->input.release_before(done);
+      };
+      return gperf::read_profile(input.bytes(), input.name(), diagnostics, on_progress, &context);
     }
     case Format::dcpi: {
       auto file = dcpi::read_dcpi(input.bytes(), input.name(), diagnostics);

@@ -84,7 +84,7 @@ core::Expected<Input> Input::open(const std::string& path) {
   }
   if (S_ISDIR(st.st_mode)) {
     if (fd != STDIN_FILENO) ::close(fd);
-    return core::Error{path + ": is a directory, expected a profile file"};
+    return core::Error{path + ": is a directory, expected a profile file", core::ErrorKind::io};
   }
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
@@ -118,9 +118,9 @@ core::Expected<Input> Input::open(const std::string& path) {
   return in;
 }
 
-void Input::release_before(uint64_t offset) {
+void Input::release_before(uint64_t offset) const {
   if (!map_) return;
-  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   size_t end = static_cast<size_t>(offset) / page * page;
   if (end <= released_ + (size_t(32) << 20)) return;  // in batches of 32 MB
   ::madvise(static_cast<uint8_t*>(map_) + released_, end - released_, MADV_DONTNEED);

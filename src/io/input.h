@@ -32,7 +32,7 @@ class Input {
 
   // A streaming parser is done with everything before `offset`: the kernel may drop
   // those pages, so a 300 MB file is parsed without 300 MB of resident memory.
-  void release_before(uint64_t offset);
+  void release_before(uint64_t offset) const;
 
  private:
   Input() = default;
@@ -42,7 +42,7 @@ class Input {
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   void* map_ = nullptr;  // non-null when memory-mapped
-  size_t released_ = 0;
+  mutable size_t released_ = 0;
   std::vector<uint8_t> owned_;
   bool was_gzipped_ = false;
 };

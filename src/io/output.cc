@@ -31,11 +31,32 @@ bool write_all(int fd, std::string_view data) {
 
 }  // namespace
 
+namespace {
+
+// A device or FIFO (`-o /dev/null`, `-o /dev/stdout`, a named pipe) is written in place:
+// renaming over it would replace the device with a regular file.
+core::Status write_in_place(const std::string& path, std::string_view data) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return os_error(path, "cannot open");
+  if (!write_all(fd, data)) {
+    core::Error e = os_error(path, "cannot write");
+    ::close(fd);
+    return e;
+  }
+  if (::close(fd) != 0) return os_error(path, "cannot close");
+  return core::ok();
+}
+
+}  // namespace
+
 core::Status write_file_atomically(const std::string& path, std::string_view data) {
   if (path == "-") {
     if (!write_all(STDOUT_FILENO, data)) return os_error("<stdout>", "cannot write");
     return core::ok();
   }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+    return write_in_place(path, data);
   std::filesystem::path target(path);
   std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
   std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();

@@ -9,7 +9,8 @@
 
 namespace tally::io {
 
-// Writes `data` to `path` atomically (or to stdout for "-").
+// Writes `data` to `path` atomically (or to stdout for "-"; devices and FIFOs, which
+// cannot be replaced, are written in place).
 core::Status write_file_atomically(const std::string& path, std::string_view data);
 
 // Creates `path` as a directory if it does not exist yet (parents included).

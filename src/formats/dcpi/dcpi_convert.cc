@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <map>
 
@@ -38,11 +39,13 @@ core::Expected<core::Profile> to_profile(const DcpiFile& file, const std::string
   p.time_nanos = core::mul_saturating(fields->epoch.unix_seconds(), 1'000'000'000);
   uint64_t file_offset = 0;
   if (auto text = file.value(kFileOffsetKey)) {
-    char* end = nullptr;
-    std::string s(*text);
-    file_offset = std::strtoull(s.c_str(), &end, 16);
-    if (s.empty() || *end != '\0' || s.size() > 16)
-      return core::Error{source + ": expected hex digits after 'tfileoffset', found '" + s + "'"};
+    // Hex digits only, as written: strtoull alone would also take "0x", "-" and blanks.
+    if (text->empty() || text->size() > 16 ||
+        !std::all_of(text->begin(), text->end(),
+                     [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))
+      return core::Error{source + ": expected hex digits after 'tfileoffset', found '" +
+                         std::string(*text) + "'"};
+    file_offset = std::strtoull(std::string(*text).c_str(), nullptr, 16);
   }
   for (const HeaderLine& l : file.header)
     if (l.key != kUnitKey && l.key != kFileOffsetKey)
@@ -50,8 +53,11 @@ core::Expected<core::Profile> to_profile(const DcpiFile& file, const std::string
 
   uint64_t limit = fields->tsize > UINT64_MAX - fields->tstart ? UINT64_MAX
                                                                 : fields->tstart + fields->tsize;
+  // The image id is the image's identity, the role a build id plays: kept there, it names
+  // the image again when the profile is written back as DCPI.
   core::MappingId m = p.add_mapping({.start = fields->tstart, .limit = limit, .offset = file_offset,
-                                     .file = p.intern(fields->path.value_or(""))});
+                                     .file = p.intern(fields->path.value_or("")),
+                                     .build_id = p.intern(fields->image)});
   p.reserve_samples(file.total_offsets(), file.total_offsets());
   for (const Chunk& c : file.chunks) {
     for (size_t i = 0; i < c.counts.size(); ++i) {
@@ -80,8 +86,20 @@ std::string image_id(const core::Profile& p, const core::Mapping& m) {
   if (!build_id.empty() && std::all_of(build_id.begin(), build_id.end(), [](char c) {
         return std::isxdigit(static_cast<unsigned char>(c));
       }))
-    return std::string(build_id.substr(0, 16));
+    return std::string(build_id);
   return fmt::format("{:016x}", fnv1a(p.str(m.file)));
+}
+
+bool is_major_0(std::string_view version) {
+  if (!version.starts_with("pdb-0.") || version.size() == 6) return false;
+  return std::all_of(version.begin() + 6, version.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The unnamed mapping of the whole address space that readers (like pprof) give to
+// addresses outside every mapping: no image, so no DCPI file.
+bool is_catch_all(const core::Mapping& m) {
+  return m.start == 0 && m.limit == UINT64_MAX && m.file == 0 && m.build_id == 0;
 }
 
 std::string file_name_for(std::string_view path, std::string_view id) {
@@ -126,25 +144,31 @@ core::Expected<std::vector<Image>> from_profile(const core::Profile& profile,
 
   // image (mapping) -> offset -> count
   std::map<core::MappingId, std::map<uint32_t, uint32_t>> histograms;
-  size_t deep = 0, unmapped = 0, labelled = 0, no_address = 0;
+  // Sample counts (not distinct stacks) of what is dropped, for the warnings.
+  uint64_t deep = 0, unmapped = 0, labelled = 0, no_address = 0;
   for (size_t s = 0; s < p.sample_count(); ++s) {
     auto stack = p.stack(s);
     if (stack.empty() || p.sample_types.empty()) continue;
     int64_t n = counts.count(p, s);
     if (n <= 0) continue;
-    deep += stack.size() > 1;
-    labelled += !p.labels(s).empty();
+    const auto samples = static_cast<uint64_t>(n);
+    if (stack.size() > 1) deep += samples;
+    if (!p.labels(s).empty()) labelled += samples;
     const core::Location& leaf = p.location(stack[0]);
     if (leaf.address == 0) {
-      ++no_address;
+      no_address += samples;
       continue;
     }
-    if (leaf.mapping == 0) {
-      ++unmapped;
+    if (leaf.mapping == 0 || is_catch_all(p.mapping(leaf.mapping))) {
+      unmapped += samples;
       continue;
     }
     const core::Mapping& m = p.mapping(leaf.mapping);
-    if (leaf.address < m.start || leaf.address - m.start > UINT32_MAX)
+    if (leaf.address < m.start)
+      return core::Error{fmt::format("dcpi: address 0x{:x} lies before the start 0x{:x} of its "
+                                     "mapping", leaf.address, m.start),
+                         core::ErrorKind::unsupported};
+    if (leaf.address - m.start > UINT32_MAX)
       return core::Error{fmt::format("dcpi: address 0x{:x} is more than 4 GiB past the start of "
                                      "its mapping 0x{:x}; DCPI offsets are 32-bit",
                                      leaf.address, m.start), core::ErrorKind::unsupported};
@@ -177,7 +201,9 @@ core::Expected<std::vector<Image>> from_profile(const core::Profile& profile,
     std::string id = image_id(p, m);
     // Field values the model knows; header lines kept from a DCPI source keep their order.
     std::map<std::string, std::string, std::less<>> known;
-    known["version"] = "pdb-0.07";
+    // A DCPI source's minor version is kept (0.06 and 0.07 have the same binary format).
+    const std::string_view kept_version = p.attribute("dcpi.version");
+    known["version"] = is_major_0(kept_version) ? std::string(kept_version) : "pdb-0.07";
     known["image"] = id;
     if (m.file != 0) known["path"] = std::string(p.str(m.file));
     known["event"] = event;

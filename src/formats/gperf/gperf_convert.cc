@@ -42,10 +42,8 @@ class ProfileBuilder {
       stack_.push_back(id);
     }
     // The unwinder may report the leaf twice: once from the signal context, once from the
-    // stack walk (then adjusted by -1).
-    if (stack_.size() > 1 &&
-        p_.location(stack_[0]).address == p_.location(stack_[1]).address + 1)
-      stack_.erase(stack_.begin() + 1);
+    // stack walk (pprof compares the adjusted addresses: leaf == caller - 1 + 1).
+    if (stack_.size() > 1 && r.pcs[0] == r.pcs[1]) stack_.erase(stack_.begin() + 1);
     auto count = static_cast<int64_t>(r.count);
     int64_t values[2] = {count, core::mul_saturating(count, p_.period)};
     merger_->add(stack_, values);
@@ -146,6 +144,12 @@ void ProfileBuilder::add_mappings(std::string_view text) {
     size_t found = maps.size();
     for (size_t i = 0; i < maps.size() && found == maps.size(); ++i)
       if (maps[i].start <= a && a < maps[i].limit) found = i;
+    // Once it exists, the catch-all mapping contains every other address (pprof searches
+    // it with the others), so the legacy fix-up below no longer applies.
+    if (found == maps.size() && fake_added && a != std::numeric_limits<uint64_t>::max()) {
+      l.mapping = fake;
+      continue;
+    }
     // Some legacy handlers dropped the first piece of a split mapping.
     for (size_t i = 0; i < maps.size() && found == maps.size(); ++i) {
       RawMapping& m = maps[i];
@@ -206,7 +210,9 @@ core::Expected<core::Profile> to_profile(const GperfFile& file, const std::strin
     for (size_t i = 0; i + 2 <= slots.size();) {
       uint64_t n = slots[i + 1];
       if (n > slots.size() - i - 2) core::fail_at_byte(0, "record list is inconsistent");
-      Record r{.offset = 0, .count = slots[i], .pcs = {slots.data() + i + 2, n}};
+      // Where the record is (or would be) in the file, for error messages.
+      uint64_t offset = file.header.size_bytes() + i * uint64_t(file.header.layout.word_bytes);
+      Record r{.offset = offset, .count = slots[i], .pcs = {slots.data() + i + 2, n}};
       builder.add(r);
       i += 2 + n;
     }

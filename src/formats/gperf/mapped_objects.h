@@ -3,6 +3,9 @@
 // the line) and "build=PATH" lines, whose PATH replaces "$build" in later mapping paths
 // where "$build" is followed by a non-word character (or ends the path). Anything else is
 // ignored, as the spec requires.
+// Where google/pprof departs from the spec, tally follows the spec: pprof lets the first
+// build= line win, substitutes "$build" even before a word character, cuts a path at its
+// first space ("/bin/my prog" -> "/bin/my") and accepts indented mapping lines.
 #pragma once
 
 #include <cstdint>

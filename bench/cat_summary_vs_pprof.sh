@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# cat_summary_vs_pprof.sh [RECORDS]
+#
+# Times `tally cat --summary FILE` against google/pprof's `pprof -top -symbolize=none FILE` on
+# the same synthetic gperftools CPU profile: RECORDS records of 32-frame stacks (default
+# 1000000, about 270 MB), made by gen_gperf_profile. Prints wall time, throughput and peak
+# RSS of both, and the ratios. Issue 2's aim for tally on the default input: < 1 s, < 300 MB.
+#
+# Builds nothing. Environment:
+#   TALLY_BUILD       build directory with src/cli/tally and bench/gen_gperf_profile
+#                     (default: <repo>/build/release; a Release build, for timing)
+#   PPROF             google/pprof binary (default: /opt/peers/pprof)
+#   TALLY_BENCH_DATA  where generated profiles are kept between runs
+#                     (default: ${TMPDIR:-/tmp}/tally-bench)
+#   RUNS              runs of tally, the best wall time is kept (default: 3); pprof runs once
+#
+# The tally and pprof totals are checked against the generator's own counts, so a fast but
+# wrong reader fails the benchmark. MB here is 10^6 bytes.
+set -euo pipefail
+
+die() {
+  echo "cat_summary_vs_pprof: $*" >&2
+  exit 1
+}
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+records=${1:-1000000}
+depth=32
+seed=1
+build=${TALLY_BUILD:-$repo_root/build/release}
+pprof=${PPROF:-/opt/peers/pprof}
+data_dir=${TALLY_BENCH_DATA:-${TMPDIR:-/tmp}/tally-bench}
+runs=${RUNS:-3}
+
+[[ $# -le 1 ]] || die "usage: $0 [RECORDS]"
+[[ $records =~ ^[1-9][0-9]*$ ]] || die "RECORDS must be a positive integer, got '$records'"
+[[ $runs =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive integer, got '$runs'"
+tally=$build/src/cli/tally
+gen=$build/bench/gen_gperf_profile
+[[ -x $tally ]] || die "no tally binary at $tally; build it first, e.g.
+  cmake --preset release && cmake --build build/release --target tally gen_gperf_profile
+or point TALLY_BUILD at a build directory"
+[[ -x $gen ]] || die "no generator at $gen; build the target gen_gperf_profile in $build"
+[[ -x $pprof ]] || die "no google/pprof at $pprof; set PPROF to its path"
+command -v python3 >/dev/null || [[ -x /usr/bin/time ]] ||
+  die "need /usr/bin/time or python3 to measure peak memory"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/tally-bench-run.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# --- the input: generated once per (records, depth, seed, generator build) ---
+mkdir -p "$data_dir" || die "cannot create $data_dir"
+profile=$data_dir/gperf-${records}x${depth}-seed${seed}.prof
+stats=$profile.stats
+if [[ ! -s $profile || ! -s $stats || $gen -nt $profile ]]; then
+  echo "generating $profile ..." >&2
+  "$gen" "$profile" --records "$records" --depth "$depth" --seed "$seed" >"$stats.tmp" ||
+    die "gen_gperf_profile failed"
+  mv "$stats.tmp" "$stats"
+fi
+stat_of() {
+  local v
+  v=$(awk -v k="$1" '$1 == k { print $2 }' "$stats")
+  [[ -n $v ]] || die "$stats has no '$1' line; delete it to regenerate"
+  echo "$v"
+}
+expect_samples=$(stat_of samples)
+expect_stacks=$(stat_of distinct_stacks)
+expect_pcs=$(stat_of distinct_pcs)
+bytes=$(stat -c %s "$profile")
+[[ $bytes == "$(stat_of bytes)" ]] || die "$profile has $bytes bytes, $stats says otherwise; delete both"
+
+# --- measurement: wall time (ns) and peak RSS (KiB) of one command ---
+# measure OUT CMD...: sets WALL_NS and RSS_KB; dies, showing stderr, if CMD fails.
+measure() {
+  local out=$1
+  shift
+  local start end rc=0
+  if [[ -x /usr/bin/time ]]; then
+    start=$(date +%s%N)
+    /usr/bin/time -f %M -o "$work/rss" "$@" >"$out" 2>"$work/stderr" || rc=$?
+    end=$(date +%s%N)
+    WALL_NS=$((end - start))
+    RSS_KB=$(tail -n 1 "$work/rss")
+  else
+    local result
+    result=$(python3 -c '
+import resource, subprocess, sys, time
+with open(sys.argv[1], "wb") as out, open(sys.argv[2], "wb") as err:
+    start = time.perf_counter_ns()
+    rc = subprocess.call(sys.argv[3:], stdout=out, stderr=err)
+    wall = time.perf_counter_ns() - start
+print(wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, rc)
+' "$out" "$work/stderr" "$@") || die "python3 measurement wrapper failed"
+    read -r WALL_NS RSS_KB rc <<<"$result"
+  fi
+  if [[ $rc != 0 ]]; then
+    echo "cat_summary_vs_pprof: '$*' failed (exit $rc); its stderr:" >&2
+    cat "$work/stderr" >&2
+    exit 1
+  fi
+  [[ $RSS_KB =~ ^[0-9]+$ ]] || die "could not read the peak RSS of '$*'"
+}
+
+# --- tally: best of $runs ---
+best_ns=0
+best_rss=0
+for ((i = 1; i <= runs; i++)); do
+  measure "$work/tally.out" "$tally" cat --summary "$profile"
+  if ((best_ns == 0 || WALL_NS < best_ns)); then best_ns=$WALL_NS; fi
+  if ((RSS_KB > best_rss)); then best_rss=$RSS_KB; fi  # peak RSS: the worst run
+done
+tally_ns=$best_ns
+tally_rss=$best_rss
+
+summary_field() {  # the number after a "tally cat --summary" label
+  awk -v k="$1" 'index($0, k) == 1 { print $(split(k, _, " ") + 1); exit }' "$work/tally.out"
+}
+got_samples=$(summary_field "total samples")
+got_stacks=$(summary_field "distinct stacks")
+got_pcs=$(summary_field "locations")
+if [[ $got_samples != "$expect_samples" || $got_stacks != "$expect_stacks" ||
+      $got_pcs != "$expect_pcs" ]]; then
+  echo "cat_summary_vs_pprof: tally's summary disagrees with the generator:" >&2
+  echo "  samples $got_samples (expected $expect_samples), distinct stacks $got_stacks" \
+       "(expected $expect_stacks), locations $got_pcs (expected $expect_pcs)" >&2
+  cat "$work/tally.out" >&2
+  exit 1
+fi
+
+# --- pprof: once (it is slow) ---
+echo "running pprof (slow) ..." >&2
+measure "$work/pprof.out" "$pprof" -top -symbolize=none "$profile"
+pprof_ns=$WALL_NS
+pprof_rss=$RSS_KB
+# "Showing nodes accounting for X, P% of TOTAL total": TOTAL is samples x period (10 ms).
+total_line=$(grep -m 1 'Showing nodes accounting for' "$work/pprof.out") ||
+  die "pprof's output has no 'Showing nodes accounting for' line: $(head -c 500 "$work/pprof.out")"
+awk -v line="$total_line" -v samples="$expect_samples" 'BEGIN {
+  n = split(line, w, " "); total = w[n - 1]
+  split("ns us ms s mins hrs days", units, " ")
+  split("1e-9 1e-6 1e-3 1 60 3600 86400", scales, " ")
+  for (i in units) scale[units[i]] = scales[i]
+  if (!match(total, /^[0-9.]+/) || !(substr(total, RLENGTH + 1) in scale)) {
+    print "cannot parse the pprof total " total > "/dev/stderr"; exit 1
+  }
+  seconds = substr(total, 1, RLENGTH) * scale[substr(total, RLENGTH + 1)]
+  expected = samples * 0.01
+  if (seconds < expected * 0.999 || seconds > expected * 1.001) {
+    printf "pprof total %s differs from the generator: %d samples x 10 ms = %.2fs\n", \
+      total, samples, expected > "/dev/stderr"; exit 1
+  }
+}' || die "pprof's total is wrong or unreadable (line: $total_line)"
+
+# --- report ---
+awk -v bytes="$bytes" -v records="$records" -v stacks="$expect_stacks" -v pcs="$expect_pcs" \
+    -v samples="$expect_samples" -v runs="$runs" \
+    -v t_ns="$tally_ns" -v t_kb="$tally_rss" -v p_ns="$pprof_ns" -v p_kb="$pprof_rss" 'BEGIN {
+  mb = bytes / 1e6
+  t_s = t_ns / 1e9; p_s = p_ns / 1e9
+  t_mb = t_kb * 1024 / 1e6; p_mb = p_kb * 1024 / 1e6
+  printf "input: %d records x 32 frames, %.1f MB, %d samples, %d distinct stacks, %d PCs\n\n", \
+    records, mb, samples, stacks, pcs
+  printf "%-38s %10s %10s %14s\n", "command", "wall (s)", "MB/s", "peak RSS (MB)"
+  printf "%-38s %10.3f %10.1f %14.1f\n", "tally cat --summary (best of " runs ")", t_s, mb / t_s, t_mb
+  printf "%-38s %10.3f %10.1f %14.1f\n", "pprof -top -symbolize=none (1 run)", p_s, mb / p_s, p_mb
+  printf "%-38s %9.1fx %10s %13.1fx\n", "pprof / tally", p_s / t_s, "", p_mb / t_mb
+  if (records == 1000000) {
+    met = t_s < 1 && t_mb < 300
+    printf "\naim (issue 2): tally < 1 s and < 300 MB on 1M records: %s\n", met ? "met" : "MISSED"
+  }
+}'

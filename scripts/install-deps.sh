@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# install-deps.sh: the Debian 12 packages tally builds and tests with (README lists why each
+# is there). Installs only what is missing; uses sudo only when not root.
+set -euo pipefail
+pkgs=(
+  build-essential cmake ninja-build pkg-config   # toolchain
+  libfmt-dev libcli11-dev zlib1g-dev             # formatting, command line, gzip
+  libgtest-dev libgmock-dev libbenchmark-dev     # tests and benchmarks
+  clang libclang-rt-14-dev                       # libFuzzer targets and sanitizer runtimes
+  python3                                        # bench scripts
+)
+SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get update
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all ${#pkgs[@]} packages present"
+fi
