@@ -3,6 +3,12 @@
 #   OUTDIR/fuzz_gperf   the gperftools fixtures (../shared/fixtures/gperf/*.prof)
 #   OUTDIR/fuzz_dcpi    DCPI files made from them with `tally convert --to dcpi`
 #   OUTDIR/fuzz_detect  both, plus a gzip-compressed profile
+#   OUTDIR/fuzz_folded  folded stacks written by hand, and `tally convert --to folded` of
+#                       the symbolized .pb.gz fixtures (once tally can write folded)
+#   OUTDIR/fuzz_perfscript  the `perf script` texts (conformance files, fixtures' first 60 kB)
+#   OUTDIR/fuzz_pprof   pprof's -proto fixtures, speedscope's Go profile, and `tally convert
+#                       --to pprof` of the gperf fixtures, all inflated (the target gunzips
+#                       too, but plain bytes let the fuzzer mutate the message itself)
 # The tally binary is $TALLY, else `tally` on PATH, else the first one built under build/.
 # The fixtures are in $TALLY_SHARED_DIR, else ../shared beside the repository.
 set -euo pipefail
@@ -45,5 +51,33 @@ for prof in "${fixtures[@]}"; do
   rm -rf "$tmp"
 done
 gzip -c "${fixtures[0]}" > "$out/fuzz_detect/$(basename "${fixtures[0]}").gz"
+
+mkdir -p "$out/fuzz_folded"
+printf 'main;a;b 5\nmain;a;c 3\n' > "$out/fuzz_folded/plain.folded"
+printf '# comment\r\nmain;std::map<int, std::vector<a;b>>::find;foo(int; char) 3\r\n\r\nx::operator<;y 1\r\n' \
+  > "$out/fuzz_folded/brackets-crlf.folded"
+printf 'java;Thread.run;Foo bar (Baz.java:12) 42\nperf;do_syscall_64_[k];a<b;c 7\n' > "$out/fuzz_folded/spaces.folded"
+printf 'main;a 3 5\nmain;b 0 2\n' > "$out/fuzz_folded/differential.folded"
+for pb in "$shared"/fixtures/gperf/*.pb.gz; do
+  "$tally" convert "$pb" -o "$out/fuzz_folded/$(basename "$pb" .pb.gz).folded" --to folded \
+    2>/dev/null || rm -f "$out/fuzz_folded/$(basename "$pb" .pb.gz).folded"
+done
+
+mkdir -p "$out/fuzz_perfscript"
+for txt in "$shared"/conformance/perf-script/*/*.txt "$shared"/fixtures/perf/*.perf-script.txt; do
+  head -c 60000 "$txt" > "$out/fuzz_perfscript/$(basename "$txt")"
+done
+
+mkdir -p "$out/fuzz_pprof"
+for pb in "$shared"/fixtures/gperf/*.pb.gz "$shared"/conformance/pprof/*/*.prof; do
+  gzip -dc "$pb" > "$out/fuzz_pprof/$(basename "$pb" | sed 's/\.pb\.gz$//; s/\.prof$//').pb"
+done
+for prof in "${fixtures[@]}"; do
+  "$tally" convert "$prof" -o - --to pprof 2>/dev/null | gzip -dc \
+    > "$out/fuzz_pprof/$(basename "$prof" .prof).tally.pb"
+done
+cp "$out/fuzz_pprof/split.pb" "$out/fuzz_detect/split.pb"
+
 echo "make_corpus.sh: $(ls "$out/fuzz_gperf" | wc -l) gperf, $(ls "$out/fuzz_dcpi" | wc -l) dcpi," \
-     "$(ls "$out/fuzz_detect" | wc -l) detect seeds in $out"
+     "$(ls "$out/fuzz_detect" | wc -l) detect, $(ls "$out/fuzz_folded" | wc -l) folded," \
+     "$(ls "$out/fuzz_pprof" | wc -l) pprof seeds in $out"

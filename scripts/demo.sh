@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # demo.sh: set up on a fresh Debian 12 machine, build tally (release), and run the main job
-# on the bundled demo profile: read it, convert it to DCPI and back, print summaries.
+# on the bundled demo profile: read it, convert it between formats, print summaries.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -11,8 +11,11 @@ out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 echo "== the bundled gperftools profile (demo/split.prof: func_a/b/c/d burn 40/30/20/10%)"
 "$tally" cat --summary demo/split.prof
-echo "== converted to DCPI, one file per image"
+echo "== as pprof's profile.proto (google/pprof reads it: pprof -top $out/split.pb.gz)"
+"$tally" convert demo/split.prof --to pprof -o "$out/split.pb.gz"
+"$tally" cat --summary "$out/split.pb.gz" | sed -n '2,6p'
+echo "== as folded stacks, for FlameGraph / inferno / speedscope"
+"$tally" convert "$out/split.pb.gz" --to folded -o - 2>/dev/null
+echo "== as DCPI, one file per image (leaf counts only: the loss is reported)"
 "$tally" convert demo/split.prof --to dcpi -o "$out/dcpi/"
-echo "== back to a gperftools profile from the executable's DCPI file"
-"$tally" convert "$out"/dcpi/split.*.dcpi --to gperf -o "$out/split-leaf.prof"
-"$tally" cat --summary "$out/split-leaf.prof"
+"$tally" cat "$out"/dcpi/split.*.dcpi | head -16

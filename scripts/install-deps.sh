@@ -5,6 +5,7 @@ set -euo pipefail
 pkgs=(
   build-essential cmake ninja-build pkg-config   # toolchain
   libfmt-dev libcli11-dev zlib1g-dev             # formatting, command line, gzip
+  protobuf-compiler libprotobuf-dev              # profile.proto (the pprof codec's reference)
   libgtest-dev libgmock-dev libbenchmark-dev     # tests and benchmarks
   clang libclang-rt-14-dev                       # libFuzzer targets and sanitizer runtimes
   python3                                        # bench scripts

@@ -81,10 +81,12 @@ int run_cat(const CatOptions& opt) {
   core::Diagnostics diagnostics;
   if (opt.summary) {
     formats::Format format;
-    auto profile = formats::read_profile(*in, diagnostics, &format);
+    const std::string name = in->name();
+    const bool gzipped = in->was_gzipped();
+    auto profile = formats::read_profile(std::move(*in), diagnostics, &format);
     print_warnings(diagnostics);
     if (!profile) return report(profile.error());
-    print_summary(*profile, in->name(), format, in->was_gzipped());
+    print_summary(*profile, name, format, gzipped);
     return kOk;
   }
   switch (formats::detect(in->bytes())) {
@@ -102,9 +104,12 @@ int run_cat(const CatOptions& opt) {
       if (!st) return report(st.error());
       break;
     }
-    case formats::Format::unknown: {
-      auto profile = formats::read_profile(*in, diagnostics);  // for its error message
+    default: {  // formats without a file-level view: the model, record by record
+      formats::Format format;
+      auto profile = formats::read_profile(*in, diagnostics, &format);
+      print_warnings(diagnostics);
       if (!profile) return report(profile.error());
+      print_profile(*profile, in->name(), format);
       break;
     }
   }

@@ -5,9 +5,9 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/output.h"
 #include "formats/format.h"
 #include "io/input.h"
-#include "io/output.h"
 
 namespace tally::cli {
 
@@ -17,6 +17,7 @@ struct ConvertOptions {
   std::string input;
   std::string output;
   std::string to;
+  std::string value;
 };
 
 int run_convert(const ConvertOptions& opt) {
@@ -29,41 +30,21 @@ int run_convert(const ConvertOptions& opt) {
   auto in = io::Input::open(opt.input);
   if (!in) return report(in.error());
   core::Diagnostics diagnostics;
-  auto profile = formats::read_profile(*in, diagnostics);
+  const std::string name = in->name();
+  auto profile = formats::read_profile(std::move(*in), diagnostics);
   if (!profile) {
     print_warnings(diagnostics);
     return report(profile.error());
   }
-  auto files = formats::write_profile(*profile, *format, diagnostics);
+  auto files = formats::write_profile(std::move(*profile), *format, diagnostics, {.value = opt.value});
   print_warnings(diagnostics);
   if (!files) return report(files.error());
   if (files->empty()) {
-    std::fprintf(stderr, "tally: error: %s: no samples to write\n", in->name().c_str());
+    std::fprintf(stderr, "tally: error: %s: no samples to write\n", name.c_str());
     return kUnsupported;
   }
 
-  // A format that writes one file per image writes into a directory when there are several
-  // images, or when the output names a directory.
-  bool per_image = !files->front().name.empty();
-  bool directory = per_image && (files->size() > 1 || opt.output.ends_with('/') ||
-                                 io::is_directory(opt.output));
-  if (directory) {
-    if (opt.output == "-") {
-      std::fprintf(stderr, "tally: error: the profile has %zu images, which %s writes as one "
-                           "file each: give -o DIRECTORY\n", files->size(), opt.to.c_str());
-      return kUsage;
-    }
-    if (auto st = io::make_directories(opt.output); !st) return report(st.error());
-    for (const auto& f : *files) {
-      std::string path = opt.output + (opt.output.ends_with('/') ? "" : "/") + f.name;
-      if (auto st = io::write_file_atomically(path, f.bytes); !st) return report(st.error());
-      std::fprintf(stderr, "tally: wrote %s\n", path.c_str());
-    }
-    return kOk;
-  }
-  if (auto st = io::write_file_atomically(opt.output, files->front().bytes); !st)
-    return report(st.error());
-  return kOk;
+  return write_outputs(*files, opt.output, opt.to);
 }
 
 }  // namespace
@@ -80,6 +61,10 @@ void add_convert_command(CLI::App& app, Runner& run) {
       ->required();
   cmd->add_option("--to", opt->to, "output format: " + formats::writable_format_names())
       ->required();
+  cmd->add_option("--value", opt->value,
+                  "for formats with one value per stack (folded): the sample type to write, by "
+                  "name (e.g. cpu) or index; default: samples if present, else the profile's "
+                  "default type");
   cmd->final_callback([opt, &run] { run = [opt] { return run_convert(*opt); }; });
 }
 

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   Runner run;
   add_cat_command(app, run);
   add_convert_command(app, run);
+  add_merge_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -36,4 +36,74 @@ void print_summary(const core::Profile& p, const std::string& name, formats::For
   (void)frames;
 }
 
+namespace {
+
+std::string label_text(const core::Profile& p, const core::Label& l) {
+  if (l.str != 0) return fmt::format("{}={}", p.str(l.key), p.str(l.str));
+  if (l.num_unit != 0) return fmt::format("{}={}{}", p.str(l.key), l.num, p.str(l.num_unit));
+  return fmt::format("{}={}", p.str(l.key), l.num);
+}
+
+}  // namespace
+
+void print_profile(const core::Profile& p, const std::string& name, formats::Format format) {
+  std::string out;
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "# {}: {}\n", name, formats::format_description(format));
+  for (core::StringId c : p.comments) fmt::format_to(it, "comment {}\n", p.str(c));
+  fmt::format_to(it, "period {} {}/{}\n", p.period, p.str(p.period_type.type),
+                 p.str(p.period_type.unit));
+  if (p.time_nanos) fmt::format_to(it, "time_nanos {}\n", p.time_nanos);
+  if (p.duration_nanos) fmt::format_to(it, "duration_nanos {}\n", p.duration_nanos);
+  if (p.drop_frames) fmt::format_to(it, "drop_frames {}\n", p.str(p.drop_frames));
+  if (p.keep_frames) fmt::format_to(it, "keep_frames {}\n", p.str(p.keep_frames));
+  if (p.default_sample_type) fmt::format_to(it, "default_sample_type {}\n", p.str(p.default_sample_type));
+  if (p.doc_url) fmt::format_to(it, "doc_url {}\n", p.str(p.doc_url));
+  for (const auto& [k, v] : p.attributes) fmt::format_to(it, "attribute {} {}\n", k, v);
+  fmt::format_to(it, "samples");
+  for (const auto& t : p.sample_types) fmt::format_to(it, " {}/{}", p.str(t.type), p.str(t.unit));
+  fmt::format_to(it, "\n");
+  for (size_t s = 0; s < p.sample_count(); ++s) {
+    fmt::format_to(it, "sample {}:", s + 1);
+    for (int64_t v : p.values(s)) fmt::format_to(it, " {}", v);
+    fmt::format_to(it, " @");
+    for (core::LocationId id : p.stack(s)) fmt::format_to(it, " {}", id);
+    for (const core::Label& l : p.labels(s)) fmt::format_to(it, " {}", label_text(p, l));
+    fmt::format_to(it, "\n");
+    if (out.size() > (1 << 20)) {
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      out.clear();
+    }
+  }
+  for (size_t i = 0; i < p.locations.size(); ++i) {
+    const core::Location& l = p.locations[i];
+    fmt::format_to(it, "location {}: 0x{:x} mapping {}{}", i + 1, l.address, l.mapping,
+                   l.is_folded ? " folded" : "");
+    for (const core::Line& line : l.lines) {
+      if (line.function == 0) {
+        fmt::format_to(it, " | ?");
+        continue;
+      }
+      const core::Function& f = p.function(line.function);
+      fmt::format_to(it, " | {} {}:{}", p.str(f.name), p.str(f.filename), line.line);
+      if (line.column) fmt::format_to(it, ":{}", line.column);
+    }
+    fmt::format_to(it, "\n");
+  }
+  for (size_t i = 0; i < p.functions.size(); ++i) {
+    const core::Function& f = p.functions[i];
+    fmt::format_to(it, "function {}: {} [{}] {}:{}\n", i + 1, p.str(f.name), p.str(f.system_name),
+                   p.str(f.filename), f.start_line);
+  }
+  for (size_t i = 0; i < p.mappings.size(); ++i) {
+    const core::Mapping& m = p.mappings[i];
+    fmt::format_to(it, "mapping {}: 0x{:x}-0x{:x} offset 0x{:x} {}{}{}{}{}{}\n", i + 1, m.start,
+                   m.limit, m.offset, p.str(m.file),
+                   m.build_id ? " build_id=" + std::string(p.str(m.build_id)) : "",
+                   m.has_functions ? " [functions]" : "", m.has_filenames ? " [filenames]" : "",
+                   m.has_line_numbers ? " [lines]" : "", m.has_inline_frames ? " [inlines]" : "");
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+}
+
 }  // namespace tally::cli

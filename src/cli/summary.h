@@ -1,4 +1,5 @@
-// The totals of a profile (`tally cat --summary`), for any format.
+// Readable views of a profile in the model, for any format: the totals
+// (`tally cat --summary`) and every sample, location, function and mapping (`tally cat`).
 #pragma once
 
 #include <string>
@@ -10,5 +11,7 @@ namespace tally::cli {
 
 void print_summary(const core::Profile& profile, const std::string& name, formats::Format format,
                    bool gzipped);
+
+void print_profile(const core::Profile& profile, const std::string& name, formats::Format format);
 
 }  // namespace tally::cli

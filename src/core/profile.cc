@@ -50,6 +50,7 @@ void Profile::add_sample(std::span<const LocationId> stack, std::span<const int6
   if (stack.size() > std::numeric_limits<uint32_t>::max() ||
       labels.size() > std::numeric_limits<uint32_t>::max())
     throw std::length_error("Profile::add_sample: stack too deep");
+  samples_distinct_ = false;
   stacks_.push_back({stack_pool_.size(), static_cast<uint32_t>(stack.size())});
   stack_pool_.insert(stack_pool_.end(), stack.begin(), stack.end());
   values_.insert(values_.end(), values.begin(), values.end());
@@ -65,6 +66,7 @@ void Profile::reserve_samples(size_t samples, size_t frames) {
 }
 
 void Profile::clear_samples() {
+  samples_distinct_ = true;
   stack_pool_.clear();
   stacks_.clear();
   values_.clear();
@@ -85,36 +87,74 @@ int Profile::sample_type_index(std::string_view type) const {
   return -1;
 }
 
-void Profile::merge_identical_samples() {
-  Profile merged;
-  merged.sample_types = sample_types;  // only the sample arrays of `merged` are used
-  merged.reserve_samples(sample_count(), stack_pool_.size());
-  SampleMerger merger(merged);
-  for (size_t i = 0; i < sample_count(); ++i) merger.add(stack(i), values(i), labels(i));
-  stack_pool_ = std::move(merged.stack_pool_);
-  stacks_ = std::move(merged.stacks_);
-  values_ = std::move(merged.values_);
-  label_pool_ = std::move(merged.label_pool_);
-  labels_ = std::move(merged.labels_);
+void Profile::merge_identical_samples() { merge_samples(false); }
+
+// In place: samples move down over the ones merged away, so the arrays are never copied.
+void Profile::merge_samples(bool drop_zero) {
+  const size_t n = sample_count(), stride = sample_types.size();
+  if (samples_distinct_ && !drop_zero) return;
+  SampleIndex index(samples_distinct_ ? 0 : n);
+  size_t kept = 0;
+  uint64_t pool_end = 0, label_end = 0;
+  for (size_t i = 0; i < n; ++i) {
+    std::span<int64_t> v(values_.data() + i * stride, stride);
+    if (drop_zero && std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 0; })) continue;
+    uint64_t h = 0;
+    if (!samples_distinct_) {
+      h = sample_hash(stack(i), labels(i));
+      if (auto j = index.find(*this, h, stack(i), labels(i))) {
+        int64_t* into = values_.data() + *j * stride;
+        for (size_t k = 0; k < stride; ++k) into[k] = add_saturating(into[k], v[k]);
+        continue;
+      }
+    }
+    // Sample i becomes sample `kept` (kept <= i, so nothing unread is overwritten).
+    const Range s = stacks_[i], l = labels_[i];
+    std::copy_n(stack_pool_.begin() + static_cast<std::ptrdiff_t>(s.begin), s.size,
+                stack_pool_.begin() + static_cast<std::ptrdiff_t>(pool_end));
+    std::copy_n(label_pool_.begin() + static_cast<std::ptrdiff_t>(l.begin), l.size,
+                label_pool_.begin() + static_cast<std::ptrdiff_t>(label_end));
+    std::copy_n(v.begin(), stride, values_.begin() + static_cast<std::ptrdiff_t>(kept * stride));
+    stacks_[kept] = {pool_end, s.size};
+    labels_[kept] = {label_end, l.size};
+    pool_end += s.size;
+    label_end += l.size;
+    if (!samples_distinct_) index.insert(h, kept);
+    ++kept;
+  }
+  stacks_.resize(kept);
+  labels_.resize(kept);
+  values_.resize(kept * stride);
+  stack_pool_.resize(pool_end);
+  label_pool_.resize(label_end);
+  samples_distinct_ = true;
 }
+
+namespace {
+
+int64_t scaled(int64_t value, double ratio) {
+  double v = std::round(static_cast<double>(value) * ratio);
+  // 2^63 is exact in double and every double in [-2^63, 2^63) converts exactly, so only
+  // values outside that range saturate. NaN (0 x inf, a NaN ratio) has no meaningful
+  // count and would be undefined to convert: it becomes 0.
+  constexpr double kTwoTo63 = 9223372036854775808.0;
+  if (std::isnan(v)) return 0;
+  if (v >= kTwoTo63) return std::numeric_limits<int64_t>::max();
+  if (v < -kTwoTo63) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v);
+}
+
+}  // namespace
 
 void Profile::scale(std::span<const double> ratios) {
   if (ratios.size() != sample_types.size())
     throw std::logic_error("Profile::scale: one ratio per sample type expected");
   const size_t stride = sample_types.size();
-  for (size_t i = 0; i < values_.size(); ++i) {
-    double r = ratios[i % stride];
-    if (r == 1.0) continue;
-    double v = std::round(static_cast<double>(values_[i]) * r);
-    // 2^63 is exact in double and every double in [-2^63, 2^63) converts exactly, so
-    // only values outside that range saturate. NaN (0 x inf, a NaN ratio) has no
-    // meaningful count and would be undefined to convert: it becomes 0.
-    constexpr double kTwoTo63 = 9223372036854775808.0;
-    if (std::isnan(v)) values_[i] = 0;
-    else if (v >= kTwoTo63) values_[i] = std::numeric_limits<int64_t>::max();
-    else if (v < -kTwoTo63) values_[i] = std::numeric_limits<int64_t>::min();
-    else values_[i] = static_cast<int64_t>(v);
-  }
+  for (size_t i = 0; i < values_.size(); ++i)
+    if (ratios[i % stride] != 1.0) values_[i] = scaled(values_[i], ratios[i % stride]);
+  for (CallEdge& e : call_graph.calls)
+    for (size_t k = 0; k < e.inclusive.size() && k < stride; ++k)
+      if (ratios[k] != 1.0) e.inclusive[k] = scaled(e.inclusive[k], ratios[k]);
 }
 
 void Profile::scale(double ratio) {
@@ -173,9 +213,70 @@ void Profile::sort_labels() {
     return strings[a.key] < strings[b.key];
   };
   for (const Range& r : labels_) {
+    if (r.size < 2) continue;
     auto first = label_pool_.begin() + static_cast<std::ptrdiff_t>(r.begin);
+    if (std::is_sorted(first, first + r.size, before)) continue;
     std::stable_sort(first, first + r.size, before);
+    samples_distinct_ = false;  // two samples may now have equal labels
   }
+}
+
+// Edges and jumps: ids through the location dedup, and equal ones summed (first keeps its
+// place), as samples are.
+void Profile::canonicalize_call_graph(const std::vector<uint32_t>& loc_rep) {
+  auto remap = [&](LocationId& id, const char* what) {
+    if (id == 0 || id >= loc_rep.size()) throw std::logic_error(std::string(what) + " refers to no location");
+    id = loc_rep[id];
+  };
+  std::vector<CallEdge> calls;
+  std::unordered_map<uint64_t, std::vector<size_t>> seen_calls;
+  for (CallEdge& e : call_graph.calls) {
+    remap(e.caller, "a call edge");
+    remap(e.callee, "a call edge");
+    e.inclusive.resize(sample_types.size(), 0);
+    uint64_t key = mix64(uint64_t(e.caller) << 32 | e.callee) ^ e.part;
+    auto& bucket = seen_calls[key];
+    bool merged = false;
+    for (size_t i : bucket) {
+      CallEdge& c = calls[i];
+      if (c.caller == e.caller && c.callee == e.callee && c.part == e.part) {
+        c.count = add_saturating(c.count, e.count);
+        for (size_t k = 0; k < c.inclusive.size(); ++k)
+          c.inclusive[k] = add_saturating(c.inclusive[k], e.inclusive[k]);
+        merged = true;
+        break;
+      }
+    }
+    if (!merged) {
+      bucket.push_back(calls.size());
+      calls.push_back(std::move(e));
+    }
+  }
+  call_graph.calls = std::move(calls);
+
+  std::vector<Jump> jumps;
+  std::unordered_map<uint64_t, std::vector<size_t>> seen_jumps;
+  for (Jump& j : call_graph.jumps) {
+    remap(j.from, "a jump");
+    remap(j.to, "a jump");
+    uint64_t key = mix64(uint64_t(j.from) << 32 | j.to) ^ (uint64_t(j.part) << 1 | j.conditional);
+    auto& bucket = seen_jumps[key];
+    bool merged = false;
+    for (size_t i : bucket) {
+      Jump& c = jumps[i];
+      if (c.from == j.from && c.to == j.to && c.part == j.part && c.conditional == j.conditional) {
+        c.executed = add_saturating(c.executed, j.executed);
+        c.followed = add_saturating(c.followed, j.followed);
+        merged = true;
+        break;
+      }
+    }
+    if (!merged) {
+      bucket.push_back(jumps.size());
+      jumps.push_back(j);
+    }
+  }
+  call_graph.jumps = std::move(jumps);
 }
 
 void Profile::canonicalize() {
@@ -194,9 +295,11 @@ void Profile::canonicalize() {
   sort_labels();
   for (LocationId& id : stack_pool_) {
     if (id == 0 || id > locations.size()) throw std::logic_error("stack refers to no location");
+    if (loc_rep[id] != id) samples_distinct_ = false;  // two stacks may now be equal
     id = loc_rep[id];
   }
-  merge_identical_samples();
+  merge_samples(/*drop_zero=*/true);
+  canonicalize_call_graph(loc_rep);
 
   // 2. Renumber by first use.
   std::vector<uint32_t> loc_new(locations.size() + 1, 0);
@@ -208,12 +311,26 @@ void Profile::canonicalize() {
     }
     id = loc_new[id];
   }
+  // Then the positions that only call edges and jumps refer to.
+  auto renumber = [&](LocationId& id) {
+    if (loc_new[id] == 0) {
+      new_locations.push_back(std::move(locations[id - 1]));
+      loc_new[id] = static_cast<uint32_t>(new_locations.size());
+    }
+    id = loc_new[id];
+  };
+  for (CallEdge& e : call_graph.calls) renumber(e.caller), renumber(e.callee);
+  for (Jump& j : call_graph.jumps) renumber(j.from), renumber(j.to);
   locations = std::move(new_locations);
 
   std::vector<uint32_t> fn_new(functions.size() + 1, 0);
   std::vector<Function> new_functions;
   std::vector<uint32_t> map_new(mappings.size() + 1, 0);
   std::vector<Mapping> new_mappings;
+  if (!mappings.empty()) {  // mapping 1 is the main binary: it stays first, used or not
+    new_mappings.push_back(mappings[0]);
+    map_new[1] = 1;
+  }
   for (Location& l : locations) {
     for (Line& line : l.lines) {
       if (line.function == 0) continue;
@@ -263,6 +380,7 @@ void Profile::canonicalize() {
   for (StringId& c : comments) keep(c);
   keep(default_sample_type);
   keep(doc_url);
+  for (EventInfo& e : call_graph.events) keep(e.long_name);
 }
 
 }  // namespace tally::core

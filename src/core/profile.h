@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/call_graph.h"
 #include "core/string_table.h"
 
 namespace tally::core {
@@ -92,6 +93,9 @@ class Profile {
   // Format-specific header data, in the order the format gave it (e.g. "dcpi.platform").
   std::vector<std::pair<std::string, std::string>> attributes;
 
+  // The call-graph shape (callgrind); `call_graph.present` is false for stack profiles.
+  CallGraph call_graph;
+
   std::vector<Mapping> mappings;    // mappings[id - 1]
   std::vector<Location> locations;  // locations[id - 1]
   std::vector<Function> functions;  // functions[id - 1]
@@ -148,22 +152,32 @@ class Profile {
   // Multiplies every value of sample type i by ratios[i], rounding to nearest.
   void scale(std::span<const double> ratios);
   void scale(double ratio);
-  // The canonical form every writer emits (the order google/pprof's encoder uses):
-  // labels sorted, identical samples merged (first occurrence keeps its place), locations numbered in order of first use by the samples, functions
-  // in order of first use by the locations, used mappings in order of first use followed
-  // by unused ones (by address), unused locations/functions/strings dropped, strings in
-  // order of first use. The same profile content
-  // in the same sample order always gives the same numbering, hence byte-identical output.
+  // The canonical form every writer emits, in the order google/pprof's merge and encoder
+  // use: labels sorted; identical samples merged (the first keeps its place) and samples
+  // whose values are all zero dropped; locations numbered by first use walking the samples
+  // leaf to root, functions by first use from the locations; mapping 1 (the main binary)
+  // kept first, then the used mappings by first use, then unused ones by address; unused
+  // locations, functions and strings dropped; strings by first use. The same content in
+  // the same sample order always gives the same numbering, hence byte-identical output.
+  // Call edges and jumps go through the same location dedup and are summed when equal;
+  // positions only they refer to are numbered after the samples' locations.
   void canonicalize();
   // Orders each sample's labels: string labels, then numeric ones, each by key name.
   void sort_labels();
 
  private:
+  void merge_samples(bool drop_zero);
+  void canonicalize_call_graph(const std::vector<uint32_t>& loc_rep);
+
   struct Range {
     uint64_t begin = 0;
     uint32_t size = 0;
   };
   friend class SampleMerger;
+
+  // No two samples have equal stacks and labels: set by merging, cleared by add_sample.
+  // Lets canonicalize() skip the merge, the expensive part, when a reader merged already.
+  bool samples_distinct_ = true;
 
   std::vector<LocationId> stack_pool_;
   std::vector<Range> stacks_;

@@ -4,8 +4,10 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "core/checked_math.h"
+#include "core/error.h"
 #include "core/profile.h"
 
 namespace tally::core {
@@ -23,5 +25,10 @@ struct SampleCountColumn {
 // "samples" if present; else the type equal to the period type, divided by the period;
 // else the first type (with a note).
 SampleCountColumn find_sample_counts(const Profile& p);
+
+// The sample type a user names (`--value`): a 0-based index, a type name ("cpu") or
+// "type/unit". Empty: "samples" if present, else the default sample type, else the last
+// type (pprof's rule). An unknown name lists the profile's types.
+Expected<size_t> find_value_index(const Profile& p, std::string_view spec);
 
 }  // namespace tally::core

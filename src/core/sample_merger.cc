@@ -8,16 +8,8 @@
 
 namespace tally::core {
 
-SampleMerger::SampleMerger(Profile& profile) : profile_(profile) {
-  slots_.resize(1024);
-  while (slots_.size() * 3 < profile_.sample_count() * 4 + 4) slots_.resize(slots_.size() * 2);
-  for (size_t i = 0; i < profile_.sample_count(); ++i)
-    insert_slot(hash(profile_.stack(i), profile_.labels(i)), static_cast<uint32_t>(i));
-}
-
-uint64_t SampleMerger::hash(std::span<const LocationId> stack,
-                            std::span<const Label> labels) const {
-  uint64_t h = hash_words(stack);
+uint64_t sample_hash(std::span<const LocationId> stack, std::span<const Label> labels) {
+  uint64_t h = hash_ids(stack);
   for (const Label& l : labels) {
     h = mix64(h ^ (uint64_t(l.key) << 32 | l.str));
     h = mix64(h ^ static_cast<uint64_t>(l.num) ^ (uint64_t(l.num_unit) << 48));
@@ -25,16 +17,30 @@ uint64_t SampleMerger::hash(std::span<const LocationId> stack,
   return h;
 }
 
-bool SampleMerger::same(size_t sample, std::span<const LocationId> stack,
-                        std::span<const Label> labels) const {
-  auto s = profile_.stack(sample);
-  auto l = profile_.labels(sample);
-  return std::equal(s.begin(), s.end(), stack.begin(), stack.end()) &&
-         std::equal(l.begin(), l.end(), labels.begin(), labels.end());
+SampleIndex::SampleIndex(size_t expected) {
+  size_t n = 1024;
+  while (n * 3 < expected * 4 + 4) n *= 2;
+  slots_.resize(n);
 }
 
-void SampleMerger::insert_slot(uint64_t h, uint32_t sample) {
-  size_t mask = slots_.size() - 1;
+std::optional<size_t> SampleIndex::find(const Profile& p, uint64_t h,
+                                        std::span<const LocationId> stack,
+                                        std::span<const Label> labels) const {
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    const Slot& s = slots_[i];
+    if (s.sample == kEmpty) return std::nullopt;
+    if (s.hash != h) continue;
+    auto st = p.stack(s.sample);
+    auto lb = p.labels(s.sample);
+    if (std::equal(st.begin(), st.end(), stack.begin(), stack.end()) &&
+        std::equal(lb.begin(), lb.end(), labels.begin(), labels.end()))
+      return s.sample;
+  }
+}
+
+void SampleIndex::place(uint64_t h, uint32_t sample) {
+  const size_t mask = slots_.size() - 1;
   for (size_t i = h & mask;; i = (i + 1) & mask) {
     if (slots_[i].sample == kEmpty) {
       slots_[i] = Slot{h, sample};
@@ -43,34 +49,39 @@ void SampleMerger::insert_slot(uint64_t h, uint32_t sample) {
   }
 }
 
-void SampleMerger::grow() {
-  std::vector<Slot> old(slots_.size() * 2);
-  old.swap(slots_);
-  for (const Slot& s : old)
-    if (s.sample != kEmpty) insert_slot(s.hash, s.sample);
+void SampleIndex::insert(uint64_t h, size_t sample) {
+  if (sample >= kEmpty) throw std::length_error("too many distinct samples (more than 4 billion)");
+  if ((size_ + 1) * 4 > slots_.size() * 3) {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    for (const Slot& s : old)
+      if (s.sample != kEmpty) place(s.hash, s.sample);
+  }
+  place(h, static_cast<uint32_t>(sample));
+  ++size_;
+}
+
+SampleMerger::SampleMerger(Profile& profile)
+    : profile_(profile), index_(profile.sample_count()) {
+  profile_.merge_identical_samples();
+  for (size_t i = 0; i < profile_.sample_count(); ++i)
+    index_.insert(sample_hash(profile_.stack(i), profile_.labels(i)), i);
 }
 
 size_t SampleMerger::add(std::span<const LocationId> stack, std::span<const int64_t> values,
                          std::span<const Label> labels) {
-  uint64_t h = hash(stack, labels);
-  size_t mask = slots_.size() - 1;
-  for (size_t i = h & mask;; i = (i + 1) & mask) {
-    const Slot& s = slots_[i];
-    if (s.sample == kEmpty) break;
-    if (s.hash == h && same(s.sample, stack, labels)) {
-      auto into = profile_.values(s.sample);
-      if (values.size() != into.size())
-        throw std::logic_error("SampleMerger: value count differs from sample types");
-      for (size_t k = 0; k < into.size(); ++k) into[k] = add_saturating(into[k], values[k]);
-      return s.sample;
-    }
+  uint64_t h = sample_hash(stack, labels);
+  if (auto found = index_.find(profile_, h, stack, labels)) {
+    auto into = profile_.values(*found);
+    if (values.size() != into.size())
+      throw std::logic_error("SampleMerger: value count differs from sample types");
+    for (size_t k = 0; k < into.size(); ++k) into[k] = add_saturating(into[k], values[k]);
+    return *found;
   }
-  if (profile_.sample_count() >= kEmpty - 1)
-    throw std::length_error("too many distinct samples (more than 4 billion)");
-  auto index = static_cast<uint32_t>(profile_.sample_count());
+  size_t index = profile_.sample_count();
   profile_.add_sample(stack, values, labels);
-  if ((profile_.sample_count() + 1) * 4 > slots_.size() * 3) grow();
-  insert_slot(h, index);
+  profile_.samples_distinct_ = true;  // still true: this sample is new
+  index_.insert(h, index);
   return index;
 }
 

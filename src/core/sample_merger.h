@@ -1,10 +1,12 @@
-// SampleMerger: adds samples to a profile, summing the values of a sample whose stack and
-// labels equal those of one already added instead of appending a duplicate. Readers use it
-// to merge while they read (gperftools files repeat stacks after hash-table evictions);
-// Profile::merge_identical_samples uses it to merge after the fact.
+// Merging samples whose stacks and labels are equal. SampleIndex is the hash table of
+// distinct samples; SampleMerger adds samples to a profile through it, summing values into
+// an equal sample instead of appending a duplicate (readers merge while they read:
+// gperftools files repeat stacks after hash-table evictions); Profile::merge_samples
+// compacts a profile in place through it.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -12,10 +14,33 @@
 
 namespace tally::core {
 
+uint64_t sample_hash(std::span<const LocationId> stack, std::span<const Label> labels);
+
+// Open addressing over sample indices of one profile; equality is checked against the
+// profile's own stacks and labels, so the table holds only (hash, index) pairs.
+class SampleIndex {
+ public:
+  explicit SampleIndex(size_t expected);
+  // The index of an indexed sample of `p` equal to (stack, labels) with hash `h`.
+  std::optional<size_t> find(const Profile& p, uint64_t h, std::span<const LocationId> stack,
+                             std::span<const Label> labels) const;
+  void insert(uint64_t h, size_t sample);
+
+ private:
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+  struct Slot {
+    uint64_t hash = 0;
+    uint32_t sample = kEmpty;
+  };
+  void place(uint64_t h, uint32_t sample);
+  std::vector<Slot> slots_;
+  size_t size_ = 0;
+};
+
 class SampleMerger {
  public:
-  // Indexes the samples `profile` already holds (which must be distinct); only this
-  // merger may add samples to `profile` while it is in use.
+  // Indexes the samples `profile` already holds, merging any duplicates among them first;
+  // only this merger may add samples to `profile` while it is in use.
   explicit SampleMerger(Profile& profile);
 
   // Returns the index of the sample that now holds these values.
@@ -23,19 +48,8 @@ class SampleMerger {
              std::span<const Label> labels = {});
 
  private:
-  uint64_t hash(std::span<const LocationId> stack, std::span<const Label> labels) const;
-  bool same(size_t sample, std::span<const LocationId> stack,
-            std::span<const Label> labels) const;
-  void grow();
-  void insert_slot(uint64_t h, uint32_t sample);
-
-  static constexpr uint32_t kEmpty = UINT32_MAX;
-  struct Slot {
-    uint64_t hash = 0;
-    uint32_t sample = kEmpty;
-  };
   Profile& profile_;
-  std::vector<Slot> slots_;
+  SampleIndex index_;
 };
 
 }  // namespace tally::core

@@ -15,12 +15,13 @@
 
 namespace tally::formats {
 
-enum class Format { unknown, gperf, dcpi };
+enum class Format { unknown, gperf, dcpi, pprof, perf_script, folded };
 
 std::string_view format_name(Format f);             // "gperf"
 std::string_view format_description(Format f);      // "gperftools CPU profile"
 std::optional<Format> parse_format_name(std::string_view name);
-std::string writable_format_names();                // "gperf|dcpi"
+std::string readable_format_names();                // "gperf, dcpi, ..."
+std::string writable_format_names();                // "gperf|dcpi|..."
 
 // The format of `bytes` (already inflated if it was gzip), from its content.
 Format detect(std::span<const uint8_t> bytes);
@@ -28,6 +29,16 @@ Format detect(std::span<const uint8_t> bytes);
 // Reads any supported format into the model; `detected` receives the format found.
 core::Expected<core::Profile> read_profile(const io::Input& input, core::Diagnostics& diagnostics,
                                            Format* detected = nullptr);
+// The same, freeing the input's bytes as soon as they are no longer needed: what the
+// command line uses, so that a big input and the model it becomes are not both resident.
+core::Expected<core::Profile> read_profile(io::Input&& input, core::Diagnostics& diagnostics,
+                                           Format* detected = nullptr);
+
+struct WriteOptions {
+  // The sample type a one-value format writes (folded): a type name or an index;
+  // empty: the format's default.
+  std::string value;
+};
 
 // One output file; `name` is empty for formats that write a single file, else the name of
 // this file inside the output directory (DCPI writes one file per image).
@@ -36,7 +47,11 @@ struct OutputFile {
   std::string bytes;
 };
 
-core::Expected<std::vector<OutputFile>> write_profile(const core::Profile& profile, Format format,
-                                                      core::Diagnostics& diagnostics);
+// Writes the profile; what the format cannot hold is reported in `diagnostics`, and for
+// formats with comments every diagnostic so far (reading included) is also kept as a
+// comment in the output. Taken by value: move a big profile in to spare a copy.
+core::Expected<std::vector<OutputFile>> write_profile(core::Profile profile, Format format,
+                                                      core::Diagnostics& diagnostics,
+                                                      const WriteOptions& options = {});
 
 }  // namespace tally::formats

@@ -1,8 +1,12 @@
 #include <fmt/format.h>
 
 #include "formats/dcpi/dcpi_convert.h"
+#include "core/sample_counts.h"
+#include "formats/folded/folded.h"
 #include "formats/format.h"
 #include "formats/gperf/gperf_convert.h"
+#include "formats/perfscript/perf_script.h"
+#include "formats/pprof/pprof.h"
 #include "io/progress.h"
 
 namespace tally::formats {
@@ -14,31 +18,60 @@ struct FormatInfo {
   std::string_view name;
   std::string_view description;
   bool writable;
+  bool has_comments;
 };
 
 constexpr FormatInfo kFormats[] = {
-    {Format::gperf, "gperf", "gperftools CPU profile", true},
-    {Format::dcpi, "dcpi", "DCPI profile (pdb-0.x)", true},
+    {Format::gperf, "gperf", "gperftools CPU profile", true, false},
+    {Format::dcpi, "dcpi", "DCPI profile (pdb-0.x)", true, false},
+    {Format::pprof, "pprof", "pprof profile.proto", true, true},
+    {Format::perf_script, "perf-script", "perf script text (Linux perf)", false, false},
+    {Format::folded, "folded", "folded stacks (FlameGraph, inferno)", true, false},
 };
+
+const FormatInfo* info(Format f) {
+  for (const auto& i : kFormats)
+    if (i.format == f) return &i;
+  return nullptr;
+}
+
+core::Expected<core::Profile> read_gperf(const io::Input& input, core::Diagnostics& diagnostics) {
+  // Show progress, and let the kernel drop the pages already parsed: a 300 MB profile is
+  // read without 300 MB of resident memory.
+  struct Context {
+    io::Progress progress;
+    const io::Input& input;
+  } context{io::Progress("reading " + input.name(), input.bytes().size()), input};
+  auto on_progress = [](uint64_t done, void* ctx) {
+    auto* c = static_cast<Context*>(ctx);
+    c->progress.update(done);
+    c->input.release_before(done);
+  };
+  return gperf::read_profile(input.bytes(), input.name(), diagnostics, on_progress, &context);
+}
 
 }  // namespace
 
 std::string_view format_name(Format f) {
-  for (const auto& i : kFormats)
-    if (i.format == f) return i.name;
-  return "unknown";
+  const FormatInfo* i = info(f);
+  return i ? i->name : "unknown";
 }
 
 std::string_view format_description(Format f) {
-  for (const auto& i : kFormats)
-    if (i.format == f) return i.description;
-  return "unknown format";
+  const FormatInfo* i = info(f);
+  return i ? i->description : "unknown format";
 }
 
 std::optional<Format> parse_format_name(std::string_view name) {
   for (const auto& i : kFormats)
     if (i.name == name) return i.format;
   return std::nullopt;
+}
+
+std::string readable_format_names() {
+  std::string out;
+  for (const auto& i : kFormats) out += (out.empty() ? "" : ", ") + std::string(i.description);
+  return out;
 }
 
 std::string writable_format_names() {
@@ -48,61 +81,87 @@ std::string writable_format_names() {
   return out;
 }
 
+core::Expected<core::Profile> read_profile(io::Input&& input, core::Diagnostics& diagnostics,
+                                           Format* detected) {
+  io::Input owned = std::move(input);
+  Format f = detect(owned.bytes());
+  if (f != Format::pprof) return read_profile(owned, diagnostics, detected);
+  if (detected) *detected = f;
+  auto p = pprof::decode_profile(owned.bytes(), owned.name(), diagnostics);
+  owned = io::Input::from_bytes(owned.name(), {});  // the bytes are decoded: free them
+  if (p) p->canonicalize();
+  return p;
+}
+
 core::Expected<core::Profile> read_profile(const io::Input& input, core::Diagnostics& diagnostics,
                                            Format* detected) {
   Format f = detect(input.bytes());
   if (detected) *detected = f;
   switch (f) {
-    case Format::gperf: {
-      // Show progress, and let the kernel drop the pages already parsed: a 300 MB profile
-      // is read without 300 MB of resident memory.
-      struct Context {
-        io::Progress progress;
-        const io::Input& input;
-      } context{io::Progress("reading " + input.name(), input.bytes().size()), input};
-      auto on_progress = [](uint64_t done, void* ctx) {
-        auto* c = static_cast<Context*>(ctx);
-        c->progress.update(done);
-        c->input.release_before(done);
-      };
-      return gperf::read_profile(input.bytes(), input.name(), diagnostics, on_progress, &context);
-    }
+    case Format::gperf:
+      return read_gperf(input, diagnostics);
     case Format::dcpi: {
       auto file = dcpi::read_dcpi(input.bytes(), input.name(), diagnostics);
       if (!file) return file.error();
       return dcpi::to_profile(*file, input.name(), diagnostics);
     }
+    case Format::pprof:
+      return pprof::read_profile(input.bytes(), input.name(), diagnostics);
+    case Format::perf_script:
+      return perfscript::read_profile(input.bytes(), input.name(), diagnostics);
+    case Format::folded:
+      return folded::read_profile(input.bytes(), input.name(), diagnostics);
     case Format::unknown:
       break;
   }
-  return core::Error{input.name() + ": unrecognised profile format (tally reads: gperftools CPU "
-                                    "profiles, DCPI pdb-0.x files; gzip-compressed or not)"};
+  return core::Error{input.name() + ": unrecognised profile format (tally reads: " +
+                     readable_format_names() + "; gzip-compressed or not)"};
 }
 
-core::Expected<std::vector<OutputFile>> write_profile(const core::Profile& profile, Format format,
-                                                      core::Diagnostics& diagnostics) {
+core::Expected<std::vector<OutputFile>> write_profile(core::Profile input, Format format,
+                                                      core::Diagnostics& diagnostics,
+                                                      const WriteOptions& options) {
+  const FormatInfo* fi = info(format);
+  if (!fi || !fi->writable)
+    return core::Error{"cannot write format " + std::string(format_name(format)),
+                       core::ErrorKind::unsupported};
   std::vector<OutputFile> out;
   switch (format) {
     case Format::gperf: {
-      auto file = gperf::from_profile(profile, diagnostics);
+      auto file = gperf::from_profile(input, diagnostics);
       if (!file) return file.error();
       out.push_back({"", gperf::write_gperf(*file)});
-      return out;
+      break;
     }
     case Format::dcpi: {
-      auto images = dcpi::from_profile(profile, diagnostics);
+      auto images = dcpi::from_profile(input, diagnostics);
       if (!images) return images.error();
       for (auto& image : *images) {
         auto bytes = dcpi::write_dcpi(image.file);
         if (!bytes) return bytes.error();
         out.push_back({image.name + ".dcpi", std::move(*bytes)});
       }
-      return out;
+      break;
     }
+    case Format::pprof: {
+      // Say in the output itself what was lost on the way.
+      for (const auto& w : diagnostics.warnings()) input.comments.push_back(input.intern("tally: " + w));
+      out.push_back({"", pprof::write_profile(std::move(input))});
+      break;
+    }
+    case Format::folded: {
+      auto index = core::find_value_index(input, options.value);
+      if (!index) return index.error();
+      auto text = folded::write_folded(input, *index, diagnostics);
+      if (!text) return text.error();
+      out.push_back({"", std::move(*text)});
+      break;
+    }
+    case Format::perf_script:
     case Format::unknown:
       break;
   }
-  return core::Error{"cannot write format " + std::string(format_name(format))};
+  return out;
 }
 
 }  // namespace tally::formats

@@ -3,7 +3,10 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <deque>
+#include <future>
 #include <limits>
+#include <thread>
 #include <stdexcept>
 
 namespace tally::io {
@@ -60,21 +63,93 @@ core::Expected<std::vector<uint8_t>> gunzip(std::span<const uint8_t> bytes,
   return out;
 }
 
-std::string gzip(std::string_view data, int level) {
+namespace {
+
+// One complete gzip member of `data`.
+std::string deflate_member(std::string_view data, int level) {
   z_stream zs{};
   if (deflateInit2(&zs, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
     throw std::runtime_error("zlib deflateInit2 failed");
   std::string out;
-  out.resize(deflateBound(&zs, static_cast<uLong>(data.size())) + 64);
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(data.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  int rc = deflate(&zs, Z_FINISH);
+  char buf[1 << 16];
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    // zlib counts in 32 bits: hand over at most 1 GiB at a time.
+    size_t chunk = std::min<size_t>(data.size(), size_t(1) << 30);
+    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+    zs.avail_in = static_cast<uInt>(chunk);
+    int mode = chunk == data.size() ? Z_FINISH : Z_NO_FLUSH;
+    do {
+      zs.next_out = reinterpret_cast<Bytef*>(buf);
+      zs.avail_out = sizeof buf;
+      rc = deflate(&zs, mode);
+      if (rc == Z_STREAM_ERROR) {
+        deflateEnd(&zs);
+        throw std::runtime_error("zlib deflate failed");
+      }
+      out.append(buf, sizeof buf - zs.avail_out);
+    } while (zs.avail_out == 0 || (mode == Z_FINISH && rc != Z_STREAM_END));
+    data.remove_prefix(chunk - zs.avail_in);
+  }
   deflateEnd(&zs);
-  if (rc != Z_STREAM_END) throw std::runtime_error("zlib deflate failed");
-  out.resize(zs.total_out);
   return out;
+}
+
+constexpr size_t kBlock = size_t(8) << 20;
+
+}  // namespace
+
+struct GzipWriter::State {
+  int level;
+  unsigned threads;
+  std::string pending;                          // not yet handed to a worker
+  std::deque<std::future<std::string>> blocks;  // in output order
+  std::string out;
+
+  void collect(size_t keep_in_flight) {
+    while (blocks.size() > keep_in_flight) {
+      out += blocks.front().get();
+      blocks.pop_front();
+    }
+  }
+  void submit() {
+    if (threads == 1) {
+      out += deflate_member(pending, level);
+    } else {
+      collect(threads - 1);
+      blocks.push_back(std::async(std::launch::async, deflate_member, std::move(pending), level));
+    }
+    pending.clear();
+  }
+};
+
+GzipWriter::GzipWriter(int level, unsigned threads) : state_(new State{level, std::max(1u, threads), {}, {}, {}}) {}
+
+GzipWriter::~GzipWriter() { delete state_; }
+
+unsigned GzipWriter::all_cores() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+void GzipWriter::write(std::string_view data) {
+  State& s = *state_;
+  while (!data.empty()) {
+    size_t take = std::min(data.size(), kBlock - s.pending.size());
+    s.pending.append(data.substr(0, take));
+    data.remove_prefix(take);
+    if (s.pending.size() == kBlock) s.submit();
+  }
+}
+
+std::string GzipWriter::finish() {
+  State& s = *state_;
+  if (!s.pending.empty() || (s.blocks.empty() && s.out.empty())) s.submit();
+  s.collect(0);
+  return std::move(s.out);
+}
+
+std::string gzip(std::string_view data, int level) {
+  GzipWriter writer(level);
+  writer.write(data);
+  return writer.finish();
 }
 
 }  // namespace tally::io

@@ -173,16 +173,17 @@ TEST_F(CanonicalNumbering, FunctionsAreNumberedByFirstUseFromTheLocations) {
   EXPECT_EQ(p.locations[3].lines, (std::vector<Line>{{.function = 4}}));
 }
 
-TEST_F(CanonicalNumbering, UsedMappingsComeFirstInOrderOfUseThenUnusedOnes) {
+TEST_F(CanonicalNumbering, MainMappingStaysFirstThenUsedOnesInOrderOfUseThenUnusedOnes) {
   p.canonicalize();
   std::vector<std::string> files;
   for (const Mapping& m : p.mappings) files.emplace_back(p.str(m.file));
-  // m2 is used only by the dropped location; its duplicate disappears.
-  EXPECT_EQ(files, (std::vector<std::string>{"m3", "m1", "m2"}));
-  EXPECT_EQ(p.locations[0].mapping, 1u);
-  EXPECT_EQ(p.locations[1].mapping, 2u);
+  // m1 is mapping 1 (the main binary, pprof's rule); m3 is used first after it; m2 is
+  // used only by the dropped location, and its duplicate disappears.
+  EXPECT_EQ(files, (std::vector<std::string>{"m1", "m3", "m2"}));
+  EXPECT_EQ(p.locations[0].mapping, 2u);
+  EXPECT_EQ(p.locations[1].mapping, 1u);
   EXPECT_EQ(p.locations[2].mapping, 0u);
-  EXPECT_EQ(p.locations[3].mapping, 1u);
+  EXPECT_EQ(p.locations[3].mapping, 2u);
 }
 
 TEST_F(CanonicalNumbering, UnusedStringsAreDroppedAndUsedOnesKept) {
@@ -291,7 +292,7 @@ TEST(Canonicalize, MergesSamplesWhoseLabelsDifferOnlyInOrder) {
   EXPECT_EQ(p.values(0)[0], 3);
 }
 
-TEST(Canonicalize, UnusedMappingsFollowTheUsedOnesInAddressOrder) {
+TEST(Canonicalize, UnusedMappingsFollowTheMainAndUsedOnesInAddressOrder) {
   Profile p = with_samples_type();
   p.add_mapping({.start = 0x9000, .limit = 0xa000, .file = p.intern("high")});
   p.add_mapping({.start = 0x1000, .limit = 0x3000, .file = p.intern("low-long")});
@@ -302,8 +303,9 @@ TEST(Canonicalize, UnusedMappingsFollowTheUsedOnesInAddressOrder) {
   p.canonicalize();
   std::vector<std::string> files;
   for (const Mapping& m : p.mappings) files.emplace_back(p.str(m.file));
-  EXPECT_EQ(files, (std::vector<std::string>{"used", "low-short", "low-long", "high"}));
-  EXPECT_EQ(p.locations[0].mapping, 1u);
+  // "high" is mapping 1, the main binary: it stays first even without samples.
+  EXPECT_EQ(files, (std::vector<std::string>{"high", "used", "low-short", "low-long"}));
+  EXPECT_EQ(p.locations[0].mapping, 2u);
 }
 
 TEST(Canonicalize, RejectsDanglingIds) {
@@ -415,11 +417,21 @@ Profile build_tidy() {
   return p;
 }
 
+// The mapping of the first frame that has one: build_tidy creates it first.
+std::string main_binary() {
+  for (const SampleSpec& s : content())
+    for (const FrameSpec& f : s.stack)
+      if (!f.mapping.empty()) return f.mapping;
+  return "";
+}
+
 // Junk strings first, everything created in reverse and twice over, a fresh location for
 // every frame, unused entities, and each sample split in two with the remainder last.
 Profile build_messy() {
   Profile p;
   for (const char* junk : {"zzz", "memcpy", "thread", "worker", "a.out"}) p.intern(junk);
+  // Mapping 1 names the main binary: part of the content, so both profiles agree on it.
+  p.add_mapping(mapping_for(p, main_binary()));
   p.add_mapping(mapping_for(p, "[vdso]"));
   p.add_mapping(mapping_for(p, "[vdso]"));
   FunctionId never = p.add_function({.name = p.intern("never_called")});

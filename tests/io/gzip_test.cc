@@ -1,8 +1,10 @@
 // io::gzip / io::gunzip: round trips, members built by hand and by gzip(1), concatenated
-// members, truncated and corrupt input, and the output limit.
+// members, truncated and corrupt input, and the output limit. io::GzipWriter: one member
+// per 8 MB block, on one thread or several, read back by gzip(1), zlib and io::gunzip.
 #include "io/gzip.h"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -225,6 +227,147 @@ TEST(Gunzip, OutputLimitStopsADecompressionBomb) {
   std::string message = inflate_error(bomb, 1 << 20);
   EXPECT_NE(message.find("exceeds"), std::string::npos) << message;
 }
+
+// --- GzipWriter ---
+
+constexpr size_t kBlock = size_t(8) << 20;  // gzip.h: "cut into 8 MB blocks"
+
+// Text that compresses as a profile does: lines of a few hundred distinct words.
+std::string profile_like_bytes(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string s;
+  s.reserve(n + 64);
+  while (s.size() < n) s += "frame_" + std::to_string(rng() % 300) + (rng() % 4 ? " " : "\n");
+  s.resize(n);
+  return s;
+}
+
+// The uncompressed size of each member of `gz`, by zlib directly: inflate to the end of a
+// member, then inflateReset for the next.
+std::vector<size_t> member_sizes(std::string_view gz) {
+  z_stream z{};
+  EXPECT_EQ(inflateInit2(&z, 16 + MAX_WBITS), Z_OK);
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
+  z.avail_in = static_cast<uInt>(gz.size());
+  std::vector<size_t> sizes;
+  size_t current = 0;
+  std::vector<char> buf(1 << 16);
+  while (true) {
+    z.next_out = reinterpret_cast<Bytef*>(buf.data());
+    z.avail_out = static_cast<uInt>(buf.size());
+    int rc = inflate(&z, Z_NO_FLUSH);
+    current += buf.size() - z.avail_out;
+    if (rc == Z_STREAM_END) {
+      sizes.push_back(current);
+      current = 0;
+      if (z.avail_in == 0) break;
+      inflateReset(&z);
+    } else if (rc != Z_OK) {
+      ADD_FAILURE() << "zlib: " << (z.msg ? z.msg : "error") << " after " << sizes.size() << " members";
+      break;
+    }
+  }
+  inflateEnd(&z);
+  return sizes;
+}
+
+// What gzip.h promises for n bytes: full blocks, then the rest; one (empty) member for 0.
+std::vector<size_t> expected_member_sizes(size_t n) {
+  std::vector<size_t> sizes(n / kBlock, kBlock);
+  if (n % kBlock != 0 || n == 0) sizes.push_back(n % kBlock);
+  return sizes;
+}
+
+// GzipWriter output for `data`, handed over in pieces of uneven sizes.
+std::string write_in_pieces(std::string_view data, unsigned threads) {
+  GzipWriter writer(6, threads);
+  size_t piece = 1;
+  while (!data.empty()) {
+    size_t n = std::min(piece, data.size());
+    writer.write(data.substr(0, n));
+    data.remove_prefix(n);
+    piece = piece * 7 + 13;  // 1, 20, 153, ... past a block within a few writes
+  }
+  return writer.finish();
+}
+
+struct WriterCase {
+  size_t size;
+  unsigned threads;
+};
+
+class GzipWriterSizes : public ::testing::TestWithParam<WriterCase> {};
+
+TEST_P(GzipWriterSizes, OneMemberPerBlockThatEveryReaderInflates) {
+  const auto [size, threads] = GetParam();
+  const std::string data = profile_like_bytes(size, size + 1);
+  GzipWriter writer(6, threads);
+  writer.write(data);
+  const std::string gz = writer.finish();
+  ASSERT_TRUE(is_gzip(as_bytes(gz)));
+  EXPECT_LT(gz.size(), size / 2 + 100) << "compressed";
+
+  const std::vector<size_t> sizes = member_sizes(gz);
+  EXPECT_EQ(sizes, expected_member_sizes(size));
+  if (size > kBlock) {
+    EXPECT_GT(sizes.size(), 1u) << "several members";
+  }
+
+  EXPECT_EQ(inflate_ok(gz) == data, true) << "io::gunzip";
+  std::string tool = test::find_program("gzip");
+  if (tool.empty()) GTEST_SKIP() << "gzip(1) is not installed";
+  test::RunResult r = test::run({tool, "-dc"}, gz);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.size(), data.size());
+  EXPECT_EQ(r.out == data, true) << "gzip -dc";
+}
+
+TEST_P(GzipWriterSizes, TheBytesDependOnNeitherThreadsNorPieces) {
+  // Each block is compressed alone, so the output is the same however it was made.
+  const auto [size, threads] = GetParam();
+  const std::string data = profile_like_bytes(size, size + 2);
+  GzipWriter one_thread(6, 1);
+  one_thread.write(data);
+  const std::string expected = one_thread.finish();
+  EXPECT_EQ(write_in_pieces(data, threads) == expected, true);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, GzipWriterSizes,
+    ::testing::Values(WriterCase{0, 1}, WriterCase{0, 3}, WriterCase{(1 << 20) + 3, 1},
+                      WriterCase{(1 << 20) + 3, 3}, WriterCase{kBlock, 1}, WriterCase{kBlock, 3},
+                      WriterCase{20 << 20, 1}, WriterCase{20 << 20, 3}),
+    [](const auto& p) {
+      return "bytes" + std::to_string(p.param.size) + "_threads" + std::to_string(p.param.threads);
+    });
+
+TEST(GzipWriter, AMemberIsAStandaloneGzipFile) {
+  // Every member starts with the magic bytes: the second starts where the first one's
+  // compressed bytes end, which a reader finds without help.
+  const std::string data = profile_like_bytes(kBlock + 1000, 9);
+  GzipWriter writer(6, 2);
+  writer.write(data);
+  const std::string gz = writer.finish();
+  const std::string first_alone = gzip(std::string_view(data).substr(0, kBlock));
+  ASSERT_GT(gz.size(), first_alone.size());
+  EXPECT_EQ(gz.substr(0, first_alone.size()) == first_alone, true);
+  EXPECT_TRUE(is_gzip(as_bytes(std::string_view(gz).substr(first_alone.size()))));
+  EXPECT_EQ(inflate_ok(std::string_view(gz).substr(first_alone.size())), data.substr(kBlock));
+}
+
+TEST(GzipWriter, TheLevelIsUsed) {
+  const std::string data = profile_like_bytes(1 << 20, 10);
+  GzipWriter stored(0, 2), best(9, 2);
+  stored.write(data);
+  best.write(data);
+  const std::string s = stored.finish(), b = best.finish();
+  EXPECT_GT(s.size(), data.size()) << "level 0 stores";
+  EXPECT_LT(b.size(), data.size() / 3);
+  EXPECT_EQ(inflate_ok(s), data);
+  EXPECT_EQ(inflate_ok(b), data);
+}
+
+TEST(GzipWriter, AllCoresIsAtLeastOne) { EXPECT_GE(GzipWriter::all_cores(), 1u); }
 
 }  // namespace
 }  // namespace tally::io

@@ -186,6 +186,11 @@ core::Expected<std::vector<Image>> from_profile(const core::Profile& profile,
                                  "({} samples had callers)", deep));
   if (labelled > 0)
     diagnostics.warn(fmt::format("dcpi: labels of {} samples dropped", labelled));
+  size_t symbolized = 0;
+  for (const core::Location& l : p.locations) symbolized += !l.lines.empty();
+  if (symbolized > 0)
+    diagnostics.warn(fmt::format("dcpi: function names and source lines of {} locations dropped "
+                                 "(DCPI holds addresses only)", symbolized));
   if (unmapped > 0)
     diagnostics.warn(fmt::format("dcpi: {} samples at addresses outside every mapping dropped",
                                  unmapped));

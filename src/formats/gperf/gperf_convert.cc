@@ -25,6 +25,10 @@ class ProfileBuilder {
     p_.sample_types = {p_.value_type("samples", "count"), p_.value_type("cpu", "nanoseconds")};
     p_.period_type = p_.value_type("cpu", "nanoseconds");
     p_.period = static_cast<int64_t>(period_us) * 1000;
+    // As pprof does for legacy CPU profiles: the profiler's own signal-handler frames.
+    p_.drop_frames = p_.intern(
+        "ProfileData::Add|ProfileData::prof_handler|CpuProfiler::prof_handler|"
+        "__pthread_sighandler|__restore");
     merger_.emplace(p_);
   }
 
@@ -297,6 +301,12 @@ core::Expected<GperfFile> from_profile(const core::Profile& input, core::Diagnos
   if (no_address > 0)
     diagnostics.warn(fmt::format("gperf: {} locations have no address and are written as 0",
                                  no_address));
+  size_t symbolized = 0;
+  for (const core::Location& l : p.locations) symbolized += !l.lines.empty();
+  if (symbolized > 0)
+    diagnostics.warn(fmt::format("gperf: function names and source lines of {} locations dropped "
+                                 "(the format holds addresses only; symbolize again from the "
+                                 "binaries)", symbolized));
   if (labelled > 0)
     diagnostics.warn(fmt::format("gperf: labels of {} samples dropped (the format has none)",
                                  labelled));
