@@ -9,6 +9,9 @@
 #   OUTDIR/fuzz_pprof   pprof's -proto fixtures, speedscope's Go profile, and `tally convert
 #                       --to pprof` of the gperf fixtures, all inflated (the target gunzips
 #                       too, but plain bytes let the fuzzer mutate the message itself)
+#   OUTDIR/fuzz_callgrind  valgrind's callgrind fixtures (../shared/fixtures/callgrind), the
+#                       `pprof -callgrind` ones, and the conformance callgrind files, each
+#                       cut at the last line end within 60 kB (run_all.sh's -max_len is 64 KiB)
 # The tally binary is $TALLY, else `tally` on PATH, else the first one built under build/.
 # The fixtures are in $TALLY_SHARED_DIR, else ../shared beside the repository.
 set -euo pipefail
@@ -78,6 +81,20 @@ for prof in "${fixtures[@]}"; do
 done
 cp "$out/fuzz_pprof/split.pb" "$out/fuzz_detect/split.pb"
 
+mkdir -p "$out/fuzz_callgrind"
+# At most 60 kB, ending at a line end: a cut inside a line is a syntax error the fuzzer
+# would have to undo before it reaches the rest of the grammar.
+first_60k_lines() {
+  head -c 60000 "$1" | awk -v whole="$(($(stat -c %s "$1") <= 60000))" \
+    '{ lines[NR] = $0 } END { n = whole ? NR : NR - 1; for (i = 1; i <= n; ++i) print lines[i] }'
+}
+for cg in "$shared"/fixtures/callgrind/callgrind.out.* "$shared"/fixtures/gperf/*.pprof-callgrind.txt \
+          "$shared"/conformance/callgrind/*/*.callgrind "$shared"/conformance/callgrind/*/*.log; do
+  case $cg in *.txt) [[ $cg == *.pprof-callgrind.txt ]] || continue ;; esac
+  first_60k_lines "$cg" > "$out/fuzz_callgrind/$(basename "$(dirname "$cg")").$(basename "$cg")"
+done
+cp "$out/fuzz_callgrind/callgrind.callgrind.out.split.jumps" "$out/fuzz_detect/split.callgrind"
+
 echo "make_corpus.sh: $(ls "$out/fuzz_gperf" | wc -l) gperf, $(ls "$out/fuzz_dcpi" | wc -l) dcpi," \
      "$(ls "$out/fuzz_detect" | wc -l) detect, $(ls "$out/fuzz_folded" | wc -l) folded," \
-     "$(ls "$out/fuzz_pprof" | wc -l) pprof seeds in $out"
+     "$(ls "$out/fuzz_pprof" | wc -l) pprof, $(ls "$out/fuzz_callgrind" | wc -l) callgrind seeds in $out"

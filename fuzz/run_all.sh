@@ -12,7 +12,7 @@ fi
 build=$(cd "$1" && pwd)
 seconds=${2:-30}
 here=$(cd "$(dirname "$0")" && pwd)
-targets=(fuzz_gperf fuzz_dcpi fuzz_detect fuzz_folded fuzz_perfscript fuzz_pprof)
+targets=(fuzz_gperf fuzz_dcpi fuzz_detect fuzz_folded fuzz_perfscript fuzz_pprof fuzz_callgrind)
 
 seeds=$(mktemp -d)
 trap 'rm -rf "$seeds"' EXIT

@@ -19,3 +19,6 @@ echo "== as folded stacks, for FlameGraph / inferno / speedscope"
 echo "== as DCPI, one file per image (leaf counts only: the loss is reported)"
 "$tally" convert demo/split.prof --to dcpi -o "$out/dcpi/"
 "$tally" cat "$out"/dcpi/split.*.dcpi | head -16
+echo "== as a callgrind call graph (callgrind_annotate / KCachegrind open it)"
+"$tally" convert "$out/split.pb.gz" --to callgrind -o "$out/split.callgrind"
+grep -E '^(events|totals):' "$out/split.callgrind"

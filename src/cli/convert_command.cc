@@ -18,6 +18,9 @@ struct ConvertOptions {
   std::string output;
   std::string to;
   std::string value;
+  bool approximate = false;
+  bool compress_names = true;
+  bool compress_positions = true;
 };
 
 int run_convert(const ConvertOptions& opt) {
@@ -36,7 +39,11 @@ int run_convert(const ConvertOptions& opt) {
     print_warnings(diagnostics);
     return report(profile.error());
   }
-  auto files = formats::write_profile(std::move(*profile), *format, diagnostics, {.value = opt.value});
+  auto files = formats::write_profile(std::move(*profile), *format, diagnostics,
+                                        {.value = opt.value,
+                                         .approximate = opt.approximate,
+                                         .compress_names = opt.compress_names,
+                                         .compress_positions = opt.compress_positions});
   print_warnings(diagnostics);
   if (!files) return report(files.error());
   if (files->empty()) {
@@ -65,6 +72,14 @@ void add_convert_command(CLI::App& app, Runner& run) {
                   "for formats with one value per stack (folded): the sample type to write, by "
                   "name (e.g. cpu) or index; default: samples if present, else the profile's "
                   "default type");
+  cmd->add_flag("--approximate", opt->approximate,
+                "write a call-graph profile (callgrind) to a stack format anyway: each self cost "
+                "becomes a one-frame stack; call edges and jumps are dropped (reported)");
+  cmd->add_flag("--compress-names,!--no-compress-names", opt->compress_names,
+                "callgrind output: define each name once as (id) and refer to it by id (default on)");
+  cmd->add_flag("--compress-positions,!--no-compress-positions", opt->compress_positions,
+                "callgrind output: positions relative to the previous line (+N, -N, *) where "
+                "shorter (default on)");
   cmd->final_callback([opt, &run] { run = [opt] { return run_convert(*opt); }; });
 }
 

@@ -16,11 +16,11 @@ namespace {
 struct MergeOptions {
   std::vector<std::string> inputs;
   std::string output;
-  std::string to = "pprof";
+  std::string to;  // empty: callgrind for call graphs, else pprof
 };
 
 int run_merge(const MergeOptions& opt) {
-  auto format = formats::parse_format_name(opt.to);
+  auto format = formats::parse_format_name(opt.to.empty() ? "pprof" : opt.to);
   if (!format) {
     std::fprintf(stderr, "tally: error: unknown output format '%s' (expected %s)\n",
                  opt.to.c_str(), formats::writable_format_names().c_str());
@@ -46,10 +46,11 @@ int run_merge(const MergeOptions& opt) {
     print_warnings(diagnostics);
     return report(merged.error());
   }
+  if (opt.to.empty() && merged->call_graph.present) format = formats::Format::callgrind;
   auto files = formats::write_profile(std::move(*merged), *format, diagnostics);
   print_warnings(diagnostics);
   if (!files) return report(files.error());
-  return write_outputs(*files, opt.output, opt.to);
+  return write_outputs(*files, opt.output, formats::format_name(*format));
 }
 
 }  // namespace
@@ -62,8 +63,9 @@ void add_merge_command(CLI::App& app, Runner& run) {
   cmd->add_option("INPUTS", opt->inputs, "profile files (any readable format), - for stdin")
       ->required();
   cmd->add_option("-o,--output", opt->output, "output file, - for standard output")->required();
-  cmd->add_option("--to", opt->to, "output format: " + formats::writable_format_names())
-      ->capture_default_str();
+  cmd->add_option("--to", opt->to,
+                  "output format: " + formats::writable_format_names() +
+                      " (default: callgrind when the inputs are call graphs, else pprof)");
   cmd->final_callback([opt, &run] { run = [opt] { return run_merge(*opt); }; });
 }
 

@@ -30,9 +30,14 @@ void print_summary(const core::Profile& p, const std::string& name, formats::For
   size_t used_count = 0;
   for (size_t m = 1; m < used.size(); ++m) used_count += used[m];
   fmt::print("{:<16}{} ({} with samples)\n", "mappings", p.mappings.size(), used_count);
+  if (p.call_graph.present) {
+    fmt::print("{:<16}{}\n", "call edges", p.call_graph.calls.size());
+    fmt::print("{:<16}{}\n", "jumps", p.call_graph.jumps.size());
+    fmt::print("{:<16}{}\n", "parts", p.call_graph.parts.size());
+  }
   if (p.time_nanos != 0) fmt::print("{:<16}{}\n", "time (ns)", p.time_nanos);
   if (p.duration_nanos != 0) fmt::print("{:<16}{}\n", "duration (ns)", p.duration_nanos);
-  for (const auto& [k, v] : p.attributes) fmt::print("{:<16}{}\n", k, v);
+  for (const auto& [k, v] : p.attributes) fmt::print("{:<15} {}\n", k, v);
   (void)frames;
 }
 
@@ -42,6 +47,39 @@ std::string label_text(const core::Profile& p, const core::Label& l) {
   if (l.str != 0) return fmt::format("{}={}", p.str(l.key), p.str(l.str));
   if (l.num_unit != 0) return fmt::format("{}={}{}", p.str(l.key), l.num, p.str(l.num_unit));
   return fmt::format("{}={}", p.str(l.key), l.num);
+}
+
+// The call-graph shape (callgrind): parts, events beyond their names, edges, jumps.
+void print_call_graph(const core::Profile& p, std::string& out) {
+  const core::CallGraph& g = p.call_graph;
+  if (!g.present) return;
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "call graph: positions{}{}\n", g.has_instr ? " instr" : "", g.has_line ? " line" : "");
+  for (size_t i = 0; i < g.parts.size(); ++i) {
+    fmt::format_to(it, "part {}:", i + 1);
+    for (const auto& [k, v] : g.parts[i].header) fmt::format_to(it, " {}={}", k, v);
+    fmt::format_to(it, "\n");
+  }
+  for (size_t i = 0; i < g.events.size() && i < p.sample_types.size(); ++i) {
+    const core::EventInfo& e = g.events[i];
+    if (e.long_name == 0 && e.formula.empty()) continue;
+    fmt::format_to(it, "event {}: {}{}{}\n", p.str(p.sample_types[i].type), p.str(e.long_name),
+                   e.formula.empty() ? "" : " = ", e.formula);
+  }
+  for (const core::CallEdge& e : g.calls) {
+    fmt::format_to(it, "call {} -> {} part {} count {}:", e.caller, e.callee, e.part + 1, e.count);
+    for (int64_t v : e.inclusive) fmt::format_to(it, " {}", v);
+    fmt::format_to(it, "\n");
+    if (out.size() > (1 << 20)) {
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      out.clear();
+    }
+  }
+  for (const core::Jump& j : g.jumps)
+    fmt::format_to(it, "{} {} -> {} part {} executed {} followed {}\n",
+                   j.conditional ? "jcnd" : "jump", j.from, j.to, j.part + 1, j.executed, j.followed);
+  for (const core::InlinedFile& f : g.inlined_files)
+    fmt::format_to(it, "inlined {} {} {} in {}\n", f.object, f.function, f.file, f.home);
 }
 
 }  // namespace
@@ -103,6 +141,7 @@ void print_profile(const core::Profile& p, const std::string& name, formats::For
                    m.has_functions ? " [functions]" : "", m.has_filenames ? " [filenames]" : "",
                    m.has_line_numbers ? " [lines]" : "", m.has_inline_frames ? " [inlines]" : "");
   }
+  print_call_graph(p, out);
   std::fwrite(out.data(), 1, out.size(), stdout);
 }
 

@@ -81,6 +81,7 @@ class Appender {
       }
       into_.add_sample(stack, src.values(i), labels);
     }
+    if (src.call_graph.present) append_call_graph(src, location);
     for (StringId c : src.comments) {
       StringId id = s(c);
       if (std::find(into_.comments.begin(), into_.comments.end(), id) == into_.comments.end())
@@ -89,6 +90,46 @@ class Appender {
   }
 
  private:
+  // Call graphs sum part by part (part k of every input into part k): the edges and jumps
+  // of later inputs join those of equal endpoints when the model is canonicalized.
+  void append_call_graph(const Profile& from, const std::vector<LocationId>& location) {
+    const CallGraph& src = from.call_graph;
+    CallGraph& dst = into_.call_graph;
+    if (!dst.present) {
+      dst.present = true;
+      dst.has_line = false;
+      dst.events = src.events;
+      for (EventInfo& e : dst.events) e.long_name = 0;
+    }
+    dst.has_instr = dst.has_instr || src.has_instr;
+    dst.has_line = dst.has_line || src.has_line;
+    for (size_t i = 0; i < src.events.size() && i < dst.events.size(); ++i)
+      if (dst.events[i].long_name == 0 && src.events[i].long_name != 0)
+        dst.events[i].long_name = into_.intern(from.str(src.events[i].long_name));
+    for (size_t k = 0; k < src.parts.size(); ++k) {
+      if (k >= dst.parts.size()) {
+        dst.parts.push_back(src.parts[k]);
+      } else {
+        // The sum of two dumps has no one summary or totals (a writer computes totals).
+        dst.parts[k].summary.clear();
+        dst.parts[k].totals.clear();
+      }
+    }
+    for (CallEdge e : src.calls) {
+      e.caller = location[e.caller];
+      e.callee = location[e.callee];
+      dst.calls.push_back(std::move(e));
+    }
+    for (Jump j : src.jumps) {
+      j.from = location[j.from];
+      j.to = location[j.to];
+      dst.jumps.push_back(j);
+    }
+    for (const InlinedFile& f : src.inlined_files)
+      if (std::find(dst.inlined_files.begin(), dst.inlined_files.end(), f) == dst.inlined_files.end())
+        dst.inlined_files.push_back(f);
+  }
+
   Profile& into_;
   std::map<std::tuple<StringId, StringId, uint64_t, uint64_t, uint64_t>, MappingId> mappings_;
 };
@@ -100,6 +141,12 @@ Expected<Profile> merge_profiles(const std::vector<const Profile*>& profiles,
   Profile out;
   if (profiles.empty()) return out;
   const Profile& first = *profiles[0];
+  size_t graphs = 0;
+  for (const Profile* p : profiles) graphs += p->call_graph.present;
+  if (graphs != 0 && graphs != profiles.size())
+    return Error{"cannot merge call-graph profiles (callgrind) with stack profiles: turn "
+                 "the call graphs into stacks first (tally convert --approximate)",
+                 ErrorKind::unsupported};
   for (size_t i = 1; i < profiles.size(); ++i) {
     const Profile& p = *profiles[i];
     bool same = p.sample_types.size() == first.sample_types.size();

@@ -58,11 +58,12 @@ void Profile::add_sample(std::span<const LocationId> stack, std::span<const int6
   label_pool_.insert(label_pool_.end(), labels.begin(), labels.end());
 }
 
-void Profile::reserve_samples(size_t samples, size_t frames) {
+void Profile::reserve_samples(size_t samples, size_t frames, size_t labels) {
   stacks_.reserve(samples);
   labels_.reserve(samples);
   values_.reserve(samples * sample_types.size());
   stack_pool_.reserve(frames);
+  label_pool_.reserve(labels);
 }
 
 void Profile::clear_samples() {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/call_graph.h"
+#include "core/huge_page_allocator.h"
 #include "core/string_table.h"
 
 namespace tally::core {
@@ -137,7 +138,7 @@ class Profile {
   }
   void add_sample(std::span<const LocationId> stack, std::span<const int64_t> values,
                   std::span<const Label> labels = {});
-  void reserve_samples(size_t samples, size_t frames);
+  void reserve_samples(size_t samples, size_t frames, size_t labels = 0);
   void clear_samples();
 
   // Sum of values of type `index` over all samples.
@@ -179,11 +180,11 @@ class Profile {
   // Lets canonicalize() skip the merge, the expensive part, when a reader merged already.
   bool samples_distinct_ = true;
 
-  std::vector<LocationId> stack_pool_;
-  std::vector<Range> stacks_;
-  std::vector<int64_t> values_;
-  std::vector<Label> label_pool_;
-  std::vector<Range> labels_;
+  BigVector<LocationId> stack_pool_;
+  BigVector<Range> stacks_;
+  BigVector<int64_t> values_;
+  BigVector<Label> label_pool_;
+  BigVector<Range> labels_;
 };
 
 }  // namespace tally::core

@@ -15,7 +15,7 @@
 
 namespace tally::formats {
 
-enum class Format { unknown, gperf, dcpi, pprof, perf_script, folded };
+enum class Format { unknown, gperf, dcpi, pprof, perf_script, folded, callgrind };
 
 std::string_view format_name(Format f);             // "gperf"
 std::string_view format_description(Format f);      // "gperftools CPU profile"
@@ -38,6 +38,12 @@ struct WriteOptions {
   // The sample type a one-value format writes (folded): a type name or an index;
   // empty: the format's default.
   std::string value;
+  // A call-graph profile (callgrind) holds no stacks: writing it to a stack format is
+  // refused unless this is set; then each self cost becomes a one-frame stack (reported).
+  bool approximate = false;
+  // callgrind output: "fn=(12) name" once then "fn=(12)"; "+4"/"-2"/"*" positions.
+  bool compress_names = true;
+  bool compress_positions = true;
 };
 
 // One output file; `name` is empty for formats that write a single file, else the name of

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "formats/callgrind/callgrind.h"
 #include "formats/dcpi/dcpi_convert.h"
 #include "core/sample_counts.h"
 #include "formats/folded/folded.h"
@@ -27,6 +28,7 @@ constexpr FormatInfo kFormats[] = {
     {Format::pprof, "pprof", "pprof profile.proto", true, true},
     {Format::perf_script, "perf-script", "perf script text (Linux perf)", false, false},
     {Format::folded, "folded", "folded stacks (FlameGraph, inferno)", true, false},
+    {Format::callgrind, "callgrind", "Callgrind (valgrind, KCachegrind, pprof -callgrind)", true, true},
 };
 
 const FormatInfo* info(Format f) {
@@ -111,6 +113,8 @@ core::Expected<core::Profile> read_profile(const io::Input& input, core::Diagnos
       return perfscript::read_profile(input.bytes(), input.name(), diagnostics);
     case Format::folded:
       return folded::read_profile(input.bytes(), input.name(), diagnostics);
+    case Format::callgrind:
+      return callgrind::read_profile(input.bytes(), input.name(), diagnostics);
     case Format::unknown:
       break;
   }
@@ -125,6 +129,17 @@ core::Expected<std::vector<OutputFile>> write_profile(core::Profile input, Forma
   if (!fi || !fi->writable)
     return core::Error{"cannot write format " + std::string(format_name(format)),
                        core::ErrorKind::unsupported};
+  if (input.call_graph.present && format != Format::callgrind) {
+    if (!options.approximate)
+      return core::Error{fmt::format(
+          "this is a call-graph profile (self costs and call edges, as callgrind writes them), "
+          "not stacks: {} holds stacks only. --approximate writes each self cost as a one-frame "
+          "stack and drops the {} call edges", format_name(format), input.call_graph.calls.size()),
+          core::ErrorKind::unsupported};
+    auto stacks = callgrind::approximate_stacks(input, diagnostics);
+    if (!stacks) return stacks.error();
+    input = std::move(*stacks);
+  }
   std::vector<OutputFile> out;
   switch (format) {
     case Format::gperf: {
@@ -153,6 +168,15 @@ core::Expected<std::vector<OutputFile>> write_profile(core::Profile input, Forma
       auto index = core::find_value_index(input, options.value);
       if (!index) return index.error();
       auto text = folded::write_folded(input, *index, diagnostics);
+      if (!text) return text.error();
+      out.push_back({"", std::move(*text)});
+      break;
+    }
+    case Format::callgrind: {
+      for (const auto& w : diagnostics.warnings()) input.comments.push_back(input.intern("tally: " + w));
+      auto text = callgrind::write_callgrind(
+          input, {.compress_names = options.compress_names, .compress_positions = options.compress_positions},
+          diagnostics);
       if (!text) return text.error();
       out.push_back({"", std::move(*text)});
       break;

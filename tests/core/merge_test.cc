@@ -260,5 +260,50 @@ TEST(MergeProfiles, NoInputIsAnEmptyProfile) {
   EXPECT_TRUE(m.sample_types.empty());
 }
 
+// A call graph (as callgrind reads one): main's call site calls work; work has self cost.
+Builder call_graph(int64_t self, int64_t calls, int64_t inclusive, uint64_t load = 0x1000) {
+  Builder b(Builder::Types{{"Ir", "count"}});
+  MappingId m = b.mapping("/bin/prog", load, load + 0x1000);
+  LocationId site = b.location(m, load + 0x10, "main");
+  LocationId work = b.location(m, load + 0x40, "work");
+  b.sample({work}, {self});
+  b.p.call_graph.present = true;
+  b.p.call_graph.parts.push_back({});
+  b.p.call_graph.calls.push_back({.caller = site, .callee = work, .count = calls, .part = 0,
+                                  .inclusive = {inclusive}});
+  b.p.call_graph.jumps.push_back({.from = work, .to = work, .executed = calls, .followed = calls,
+                                  .conditional = true, .part = 0});
+  return b;
+}
+
+TEST(MergeProfiles, CallGraphsSumSelfCostsEdgesAndJumps) {
+  Builder a = call_graph(100, 2, 100), b = call_graph(50, 3, 70, 0x9000);
+  Diagnostics d;
+  Profile m = merge_ok({&a.p, &b.p}, d);
+  ASSERT_TRUE(m.call_graph.present);
+  ASSERT_EQ(m.sample_count(), 1u);  // the same position in both, relocated
+  EXPECT_EQ(m.values(0)[0], 150);
+  ASSERT_EQ(m.call_graph.calls.size(), 1u);
+  const CallEdge& e = m.call_graph.calls[0];
+  EXPECT_EQ(e.count, 5);
+  EXPECT_EQ(e.inclusive, std::vector<int64_t>{170});
+  EXPECT_EQ(frame(m, e.caller), "/bin/prog@0x1010 main");
+  EXPECT_EQ(frame(m, e.callee), "/bin/prog@0x1040 work");
+  ASSERT_EQ(m.call_graph.jumps.size(), 1u);
+  EXPECT_EQ(m.call_graph.jumps[0].executed, 5);
+  EXPECT_EQ(m.call_graph.parts.size(), 1u);
+}
+
+TEST(MergeProfiles, ACallGraphAndStacksAreRefused) {
+  Builder a = call_graph(100, 2, 100);
+  Builder b(Builder::Types{{"Ir", "count"}});
+  MappingId m = b.mapping("/bin/prog", 0x1000, 0x2000);
+  b.sample({b.location(m, 0x1040, "work")}, {7});
+  Diagnostics d;
+  auto merged = merge_profiles({&a.p, &b.p}, d);
+  ASSERT_FALSE(merged);
+  EXPECT_NE(merged.error().message.find("call-graph"), std::string::npos) << merged.error().message;
+}
+
 }  // namespace
 }  // namespace tally::core

@@ -4,6 +4,11 @@
 // the root, each caller->callee pair adds the value to that edge once per sample (deep
 // recursion repeats pairs; counting them again would inflate inclusive costs), and a frame
 // "calling" the same position (recursion at one call site) is no edge.
+// Where tally's file deliberately differs from `pprof -callgrind`'s (checked in
+// tests/formats/callgrind/callgrind_pprof_peer_test.cc): an edge's call count is the
+// number of samples through it, not pprof's 0, which callgrind_annotate reads as "no call"
+// and adds to the caller's self cost; file names are kept as recorded, not cleaned; all
+// sample types are written in their own units (pprof writes its one selected type).
 #include <algorithm>
 #include <stdexcept>
 #include <unordered_map>

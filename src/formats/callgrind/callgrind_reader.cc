@@ -79,11 +79,14 @@ struct PartState {
   std::vector<int64_t> slot_values;  // columns.size() per slot
 };
 
+constexpr uint32_t kNoEdge = UINT32_MAX;
+
 struct EdgeState {
   core::LocationId caller = 0, callee = 0;
   uint32_t part = 0;
   int64_t count = 0;
   size_t values = 0;  // offset into edge_values_, columns of its part
+  uint32_t older = kNoEdge;  // the caller's edge made before this one
 };
 
 struct EventDefinition {
@@ -390,6 +393,9 @@ class Reader {
                                         source_, line_number_, key, number));
         break;
     }
+    // valgrind's "???" is an unknown file: in the model, as in pprof's, that is "" (the
+    // writer spells "" as "???" again).
+    if (kind == NameKind::file && id != 0 && profile_.str(id) == "???") id = 0;
     return id;
   }
 
@@ -546,7 +552,7 @@ class Reader {
     PartState& p = part();
     p.has_costs = true;
     cur_.fi_before_fn = false;
-    const core::LocationId here = location(current_context(), pos);
+    const core::LocationId here = cost_line_location(current_context(), pos);
     if (pending_call_) {
       pending_call_ = false;
       add_call(here, n);
@@ -599,15 +605,32 @@ class Reader {
     // The callee: cob/cfi (or the current object/file) and cfn, at the target position.
     const StringId ob = call_.has_ob ? call_.ob : cur_.ob;
     const StringId file = call_.has_file ? call_.file : cur_.file;
-    const core::LocationId callee = location(context(ob, call_.fn, file, file), call_target_);
+    const uint32_t callee_context = context(ob, call_.fn, file, file);
+    const Key128 callee_key = location_key(callee_context, call_target_);
     call_.has_ob = call_.has_file = false;
     PartState& p = part();
-    const Key128 key{uint64_t(caller) << 32 | callee, part_index()};
-    uint32_t index = edge_index_.find(key);
-    if (index == KeyTable::kMissing) {
+    // The caller's edges, newest first: one of this part to the same position is this edge;
+    // one of an earlier part usually names the same callee, whose location is then known
+    // without a lookup in the large location table (a cache miss per call line).
+    if (caller >= newest_edge_.size()) newest_edge_.resize(size_t(caller) * 2 + 1, kNoEdge);
+    uint32_t index = kNoEdge;
+    core::LocationId callee = 0;
+    int older_parts_seen = 0;
+    for (uint32_t e = newest_edge_[caller]; e != kNoEdge; e = edges_[e].older) {
+      const EdgeState& edge = edges_[e];
+      if (location_keys_[edge.callee] == callee_key) {
+        callee = edge.callee;
+        if (edge.part == part_index()) index = e;
+        break;
+      }
+      if (edge.part != part_index() && ++older_parts_seen == 8) break;
+    }
+    if (callee == 0) callee = location(callee_context, call_target_);
+    if (index == kNoEdge) {
       index = static_cast<uint32_t>(edges_.size());
-      edge_index_.insert(key, index);
-      edges_.push_back({caller, callee, part_index(), 0, edge_values_.size()});
+      edges_.push_back(
+          {caller, callee, part_index(), 0, edge_values_.size(), newest_edge_[caller]});
+      newest_edge_[caller] = index;
       edge_values_.resize(edge_values_.size() + p.columns.size(), 0);
     }
     EdgeState& e = edges_[index];
@@ -660,13 +683,32 @@ class Reader {
     const StringId fn = jump_.has_fn ? jump_.fn : cur_.fn;
     const StringId file = jump_.has_file ? jump_.file : cur_.file;
     const StringId home = jump_.has_fn ? file : cur_.fl;
-    const core::LocationId to = location(context(cur_.ob, fn, file, home), jump_target_);
+    const uint32_t to_context = context(cur_.ob, fn, file, home);
+    const Key128 to_key = location_key(to_context, jump_target_);
     jump_ = JumpTarget{};
-    const Key128 key{uint64_t(from) << 32 | to, uint64_t(part_index()) << 1 | jump_conditional_};
-    uint32_t index = jump_index_.find(key);
-    if (index == KeyTable::kMissing) {
-      index = static_cast<uint32_t>(profile_.call_graph.jumps.size());
-      jump_index_.insert(key, index);
+    // As for calls (add_call): the jumps from the same position, newest first.
+    auto& jumps = profile_.call_graph.jumps;
+    if (from >= newest_jump_.size()) newest_jump_.resize(size_t(from) * 2 + 1, kNoEdge);
+    uint32_t index = kNoEdge;
+    core::LocationId to = 0;
+    int older_parts_seen = 0;
+    for (uint32_t k = newest_jump_[from]; k != kNoEdge; k = older_jump_[k]) {
+      const core::Jump& j = jumps[k];
+      if (location_keys_[j.to] == to_key) {
+        to = j.to;
+        if (j.part == part_index() && j.conditional == jump_conditional_) {
+          index = k;
+          break;
+        }
+        if (j.part != part_index()) break;
+      }
+      if (j.part != part_index() && ++older_parts_seen == 8) break;
+    }
+    if (to == 0) to = location(to_context, jump_target_);
+    if (index == kNoEdge) {
+      index = static_cast<uint32_t>(jumps.size());
+      older_jump_.push_back(newest_jump_[from]);
+      newest_jump_[from] = index;
       core::Jump j;
       j.from = from;
       j.to = to;
@@ -736,8 +778,29 @@ class Reader {
     }
   }
 
+  // The location of a cost line. Valgrind lists a function's positions in the same order in
+  // every part, so the location that followed the previous cost line's last time is most
+  // often the one: checking it first walks memory in order, where the hash table's lookup
+  // is a cache miss per line in a large file (half the read time before).
+  core::LocationId cost_line_location(uint32_t context, const Position& pos) {
+    const Key128 key = location_key(context, pos);
+    const core::LocationId last = last_cost_location_;
+    if (last != 0) {
+      if (location_keys_[last] == key) return last;  // "*": a call's or a jump's line
+      const core::LocationId guess = next_cost_location_[last];
+      if (guess != 0 && location_keys_[guess] == key) return last_cost_location_ = guess;
+    }
+    const core::LocationId id = location(context, pos);
+    if (last != 0) next_cost_location_[last] = id;
+    return last_cost_location_ = id;
+  }
+
+  static Key128 location_key(uint32_t context, const Position& pos) {
+    return {uint64_t(context) << 32 | pos.line, pos.addr};
+  }
+
   core::LocationId location(uint32_t context, const Position& pos) {
-    const Key128 key{uint64_t(context) << 32 | pos.line, pos.addr};
+    const Key128 key = location_key(context, pos);
     uint32_t id = location_index_.find(key);
     if (id != KeyTable::kMissing) return id;
     const Context& c = contexts_[context];
@@ -747,6 +810,9 @@ class Reader {
     l.lines.push_back({c.function, static_cast<int64_t>(pos.line), 0});
     id = profile_.add_location(std::move(l));
     location_index_.insert(key, id);
+    location_keys_.resize(size_t(id) + 1);
+    location_keys_[id] = key;
+    next_cost_location_.resize(size_t(id) + 1, 0);
     return id;
   }
 
@@ -834,7 +900,7 @@ class Reader {
   void build_samples() {
     size_t total_slots = 0;
     for (const PartState& p : parts_) total_slots += p.slot_location.size();
-    profile_.reserve_samples(total_slots, total_slots);
+    profile_.reserve_samples(total_slots, total_slots, parts_.size() > 1 ? total_slots : 0);
     const core::StringId part_key = parts_.size() > 1 ? profile_.intern("part") : 0;
     std::vector<int64_t> values, sums;
     for (size_t k = 0; k < parts_.size(); ++k) {
@@ -960,7 +1026,10 @@ class Reader {
   std::vector<int64_t> costs_;       // the current line's costs, one per column
   std::vector<int64_t> last_costs_;  // the previous cost line's (relative costs)
 
-  KeyTable context_index_, location_index_, edge_index_, jump_index_;
+  KeyTable context_index_, location_index_;
+  std::vector<Key128> location_keys_;             // by location id
+  std::vector<core::LocationId> next_cost_location_;  // by location id: see cost_line_location
+  core::LocationId last_cost_location_ = 0;
   std::vector<Context> contexts_;
   uint32_t current_context_ = 0;
   bool context_dirty_ = true;
@@ -972,6 +1041,9 @@ class Reader {
   std::unordered_map<Key128, StringId, KeyHash> home_by_inlined_;
   std::vector<Slot> slots_;  // by location id
   std::vector<EdgeState> edges_;
+  std::vector<uint32_t> newest_edge_;  // by caller location id: see add_call
+  std::vector<uint32_t> newest_jump_;  // by source location id: see add_jump
+  std::vector<uint32_t> older_jump_;   // by jump index: the source's jump made before it
   std::vector<int64_t> edge_values_;
 
   std::vector<std::pair<std::string, uint64_t>> skipped_;

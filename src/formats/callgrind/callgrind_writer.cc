@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <charconv>
 #include <deque>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -51,6 +52,7 @@ class Writer {
 
   core::Expected<std::string> write() {
     if (auto status = prepare_events(); !status) return status.error();
+    if (auto status = check_unsigned(); !status) return status.error();
     if (auto status = prepare_positions(); !status) return status.error();
     if (auto status = assign_parts(); !status) return status.error();
     header();
@@ -79,6 +81,27 @@ class Writer {
       return core::Error{"callgrind: every sample type is an inherited event; none to write",
                          core::ErrorKind::unsupported};
     return core::ok();
+  }
+
+  // Callgrind costs are unsigned: readers take digits only, and "-N" on a cost line reads
+  // as relative to the previous line (speedscope's dialect), so a negative value (a diff
+  // profile) would come back as another number.
+  core::Status check_unsigned() const {
+    size_t negative = 0;
+    size_t type = 0;
+    auto note = [&](std::span<const int64_t> values) {
+      for (size_t i : measured_) {
+        if (i < values.size() && values[i] < 0 && negative++ == 0) type = i;
+      }
+    };
+    for (size_t i = 0; i < p_.sample_count(); ++i) note(p_.values(i));
+    for (const core::CallEdge& e : p_.call_graph.calls) note(e.inclusive);
+    if (negative == 0) return core::ok();
+    return core::Error{fmt::format("callgrind: costs are unsigned, and {} value{} (the first of "
+                                   "{}) {} negative",
+                                   negative, negative == 1 ? "" : "s",
+                                   p_.str(p_.sample_types[type].type), negative == 1 ? "is" : "are"),
+                       core::ErrorKind::unsupported};
   }
 
   // --- Positions ---
@@ -117,6 +140,7 @@ class Writer {
       key.assign(pos.object).append(1, '\0').append(pos.home).append(1, '\0').append(pos.fn);
       pos.block_key = block_ids.try_emplace(key, static_cast<uint32_t>(block_ids.size())).first->second;
     }
+    block_count_ = block_ids.size();
     if (inline_frames > 0)
       diagnostics_.warn(fmt::format("callgrind: {} position{} with inline frames: only the "
                                     "innermost function of each is written", inline_frames,
@@ -284,17 +308,28 @@ class Writer {
     for (size_t i : items.jumps) positions.push_back(graph.jumps[i].from);
     std::sort(positions.begin(), positions.end());
     positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
-    // Blocks in the order of their first position (location ids follow the input order).
-    std::unordered_map<uint32_t, uint32_t> block_rank;
+    // Blocks in the order of their first position (location ids follow the input order);
+    // block keys are dense, so the rank is a flat array, not a hash lookup per comparison.
+    block_rank_.assign(block_count_, UINT32_MAX);
+    uint32_t next_rank = 0;
     for (core::LocationId id : positions)
-      block_rank.try_emplace(info_[id].block_key, static_cast<uint32_t>(block_rank.size()));
-    std::stable_sort(positions.begin(), positions.end(), [&](core::LocationId a, core::LocationId b) {
-      const PosInfo &x = info_[a], &y = info_[b];
-      const uint32_t rx = block_rank[x.block_key], ry = block_rank[y.block_key];
-      if (rx != ry) return rx < ry;
+      if (block_rank_[info_[id].block_key] == UINT32_MAX) block_rank_[info_[id].block_key] = next_rank++;
+    struct Order {
+      uint32_t rank;
+      uint64_t addr, line;
+      core::LocationId id;
+    };
+    std::vector<Order> order;
+    order.reserve(positions.size());
+    for (core::LocationId id : positions)
+      order.push_back({block_rank_[info_[id].block_key], info_[id].addr, info_[id].line, id});
+    std::sort(order.begin(), order.end(), [](const Order& x, const Order& y) {
+      if (x.rank != y.rank) return x.rank < y.rank;
       if (x.addr != y.addr) return x.addr < y.addr;
-      return x.line < y.line;
+      if (x.line != y.line) return x.line < y.line;
+      return x.id < y.id;
     });
+    for (size_t i = 0; i < order.size(); ++i) positions[i] = order[i].id;
 
     totals_.assign(measured_.size(), 0);
     state_ = State{};
@@ -471,6 +506,9 @@ class Writer {
 
   // "fn=(3) name" the first time, "fn=(3)" after, or the plain name; empty names plain.
   void name_line(const char* prefix, NameKind kind, std::string_view name) {
+    // An empty "cfi=" means "the caller's file" to callgrind_annotate: unknown files are
+    // valgrind's "???".
+    if (name.empty() && kind == NameKind::file) name = "???";
     out_ += prefix;
     const bool looks_compressed =
         name.size() > 1 && name[0] == '(' && name[1] >= '0' && name[1] <= '9';
@@ -500,6 +538,8 @@ class Writer {
   std::vector<PosInfo> info_;       // by location id
   std::vector<PartItems> parts_;
   std::unordered_map<std::string_view, size_t> ids_[3];
+  size_t block_count_ = 0;
+  std::vector<uint32_t> block_rank_;  // by block key, for the part being written
   bool instr_ = false, line_ = true;
   State state_;
   std::vector<int64_t> totals_, inclusive_;

@@ -23,6 +23,9 @@ CompressedNames::Outcome CompressedNames::resolve(NameKind kind, std::string_vie
                                                   core::StringTable& strings,
                                                   core::StringId& name, uint64_t& id) {
   id = 0;
+  // The spec allows spaces after "=" (PositionSpec := Position "=" Space* PositionName):
+  // they are not part of the name, compressed or not.
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
   // "(" digits ")": compressed. Anything else, "(below main)" included, is a plain name.
   size_t close = 1;
   uint64_t n = 0;

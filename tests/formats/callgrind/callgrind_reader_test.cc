@@ -445,10 +445,12 @@ ln=7
 
 TEST(CallgrindReader, UnknownAndEmptyNames) {
   core::Diagnostics d;
-  // "???" stays a name; an empty ob= is no object; a compressed name never defined reads
-  // as its id (KCachegrind goes on too).
+  // "???" is valgrind's unknown file, "" in the model (a function named "???" stays); an
+  // empty ob= is no object; a compressed name never defined reads as its id (KCachegrind
+  // goes on too).
   core::Profile p = read_ok("events: I\nob=\nfl=???\nfn=???\n0 4\ncob=(8)\ncfn=g\ncalls=1 0\n0 1\n", d);
-  EXPECT_EQ(self_cost(p, "???", 0, "???"), 4);
+  EXPECT_EQ(self_cost(p, "???"), 4);
+  EXPECT_EQ(file_of(p, p.stack(0)[0]), "");
   EXPECT_EQ(p.location(p.stack(0)[0]).mapping, 0u);
   ASSERT_EQ(p.call_graph.calls.size(), 1u);
   EXPECT_EQ(p.str(p.mapping(p.location(p.call_graph.calls[0].callee).mapping).file), "(8)");

@@ -113,4 +113,9 @@ inline std::string test_name(const std::string& path) {
   return name;
 }
 
+// Names a test parameterized by a file path after the file.
+inline std::string file_param_name(const ::testing::TestParamInfo<std::string>& param) {
+  return test_name(param.param);
+}
+
 }  // namespace tally::callgrind::test
