@@ -92,39 +92,8 @@ expect_parts=$(grep -c '^events:' "$input")
 expect_ir=$(awk '/^totals:/ { s += $2 } END { printf "%.0f", s }' "$input")
 last_summary=$(awk '/^summary:/ { s = $2 } END { printf "%.0f", s }' "$input")
 
-# --- measurement: wall time (ns), CPU time (s) and peak RSS (KiB) of one command ---
-# measure OUT CMD...: sets WALL_NS, CPU_S and RSS_KB; dies, showing stderr, if CMD fails.
-measure() {
-  local out=$1
-  shift
-  local start end rc=0
-  if [[ -x /usr/bin/time ]]; then
-    start=$(date +%s%N)
-    /usr/bin/time -f "%M %U %S" -o "$work/rss" "$@" >"$out" 2>"$work/stderr" || rc=$?
-    end=$(date +%s%N)
-    WALL_NS=$((end - start))
-    read -r RSS_KB user sys < <(tail -n 1 "$work/rss")
-    CPU_S=$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')
-  else
-    local result
-    result=$(python3 -c '
-import resource, subprocess, sys, time
-with open(sys.argv[1], "wb") as out, open(sys.argv[2], "wb") as err:
-    start = time.perf_counter_ns()
-    rc = subprocess.call(sys.argv[3:], stdout=out, stderr=err)
-    wall = time.perf_counter_ns() - start
-r = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(wall, r.ru_maxrss, r.ru_utime + r.ru_stime, rc)
-' "$out" "$work/stderr" "$@") || die "python3 measurement wrapper failed"
-    read -r WALL_NS RSS_KB CPU_S rc <<<"$result"
-  fi
-  if [[ $rc != 0 ]]; then
-    echo "callgrind_vs_annotate: '$*' failed (exit $rc); its stderr:" >&2
-    head -c 2000 "$work/stderr" >&2
-    exit 1
-  fi
-  [[ $RSS_KB =~ ^[0-9]+$ ]] || die "could not read the peak RSS of '$*'"
-}
+# shellcheck source=measure.sh
+source "$(dirname "${BASH_SOURCE[0]}")/measure.sh"
 
 # --- which tally: the CLI if it reads callgrind, else the parse tool ---
 printf '# callgrind format\nversion: 1\npositions: line\nevents: Ir\nfl=a.c\nfn=main\n1 5\ncfn=f\ncalls=1 9\n2 3\nfn=f\n9 3\n' \

@@ -70,37 +70,8 @@ expect_pcs=$(stat_of distinct_pcs)
 bytes=$(stat -c %s "$profile")
 [[ $bytes == "$(stat_of bytes)" ]] || die "$profile has $bytes bytes, $stats says otherwise; delete both"
 
-# --- measurement: wall time (ns) and peak RSS (KiB) of one command ---
-# measure OUT CMD...: sets WALL_NS and RSS_KB; dies, showing stderr, if CMD fails.
-measure() {
-  local out=$1
-  shift
-  local start end rc=0
-  if [[ -x /usr/bin/time ]]; then
-    start=$(date +%s%N)
-    /usr/bin/time -f %M -o "$work/rss" "$@" >"$out" 2>"$work/stderr" || rc=$?
-    end=$(date +%s%N)
-    WALL_NS=$((end - start))
-    RSS_KB=$(tail -n 1 "$work/rss")
-  else
-    local result
-    result=$(python3 -c '
-import resource, subprocess, sys, time
-with open(sys.argv[1], "wb") as out, open(sys.argv[2], "wb") as err:
-    start = time.perf_counter_ns()
-    rc = subprocess.call(sys.argv[3:], stdout=out, stderr=err)
-    wall = time.perf_counter_ns() - start
-print(wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, rc)
-' "$out" "$work/stderr" "$@") || die "python3 measurement wrapper failed"
-    read -r WALL_NS RSS_KB rc <<<"$result"
-  fi
-  if [[ $rc != 0 ]]; then
-    echo "cat_summary_vs_pprof: '$*' failed (exit $rc); its stderr:" >&2
-    cat "$work/stderr" >&2
-    exit 1
-  fi
-  [[ $RSS_KB =~ ^[0-9]+$ ]] || die "could not read the peak RSS of '$*'"
-}
+# shellcheck source=measure.sh
+source "$(dirname "${BASH_SOURCE[0]}")/measure.sh"
 
 # --- tally: best of $runs ---
 best_ns=0

@@ -69,40 +69,8 @@ stat_of() {
 bytes=$(stat -c %s "$profile")
 [[ $bytes == "$(stat_of bytes)" ]] || die "$profile has $bytes bytes, $stats says otherwise; delete both"
 
-# --- measurement: wall time (ns) and peak RSS (KiB) of one command ---
-# measure OUT CMD...: sets WALL_NS, CPU_S (user + system) and RSS_KB; dies, showing stderr,
-# if CMD fails.
-measure() {
-  local out=$1
-  shift
-  local start end rc=0
-  if [[ -x /usr/bin/time ]]; then
-    start=$(date +%s%N)
-    /usr/bin/time -f "%M %U %S" -o "$work/rss" "$@" >"$out" 2>"$work/stderr" || rc=$?
-    end=$(date +%s%N)
-    WALL_NS=$((end - start))
-    read -r RSS_KB user sys < <(tail -n 1 "$work/rss")
-    CPU_S=$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')
-  else
-    local result
-    result=$(python3 -c '
-import resource, subprocess, sys, time
-with open(sys.argv[1], "wb") as out, open(sys.argv[2], "wb") as err:
-    start = time.perf_counter_ns()
-    rc = subprocess.call(sys.argv[3:], stdout=out, stderr=err)
-    wall = time.perf_counter_ns() - start
-r = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(wall, r.ru_maxrss, r.ru_utime + r.ru_stime, rc)
-' "$out" "$work/stderr" "$@") || die "python3 measurement wrapper failed"
-    read -r WALL_NS RSS_KB CPU_S rc <<<"$result"
-  fi
-  if [[ $rc != 0 ]]; then
-    echo "pprof_convert_vs_pprof: '$*' failed (exit $rc); its stderr:" >&2
-    cat "$work/stderr" >&2
-    exit 1
-  fi
-  [[ $RSS_KB =~ ^[0-9]+$ ]] || die "could not read the peak RSS of '$*'"
-}
+# shellcheck source=measure.sh
+source "$(dirname "${BASH_SOURCE[0]}")/measure.sh"
 
 # check_output FILE WHO: FILE must hold what the generator wrote.
 check_output() {

@@ -6,6 +6,8 @@ pkgs=(
   build-essential cmake ninja-build pkg-config   # toolchain
   libfmt-dev libcli11-dev zlib1g-dev             # formatting, command line, gzip
   protobuf-compiler libprotobuf-dev              # profile.proto (the pprof codec's reference)
+  libdw-dev libelf-dev                           # symbolization: ELF symbols, DWARF lines and inlines
+  binutils                                       # addr2line: the symbolizer tests' reference
   libgtest-dev libgmock-dev libbenchmark-dev     # tests and benchmarks
   clang libclang-rt-14-dev                       # libFuzzer targets and sanitizer runtimes
   python3                                        # bench scripts

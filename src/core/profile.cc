@@ -54,6 +54,16 @@ void Profile::add_sample(std::span<const LocationId> stack, std::span<const int6
   stacks_.push_back({stack_pool_.size(), static_cast<uint32_t>(stack.size())});
   stack_pool_.insert(stack_pool_.end(), stack.begin(), stack.end());
   values_.insert(values_.end(), values.begin(), values.end());
+  // Runs of samples with the same labels (a thread's, a callgrind part's) share one copy:
+  // a callgrind file of many parts has millions of samples and one label each.
+  if (!labels_.empty() && !labels.empty()) {
+    const Range previous = labels_.back();
+    if (previous.size == labels.size() &&
+        std::equal(labels.begin(), labels.end(), label_pool_.begin() + static_cast<std::ptrdiff_t>(previous.begin))) {
+      labels_.push_back(previous);
+      return;
+    }
+  }
   labels_.push_back({label_pool_.size(), static_cast<uint32_t>(labels.size())});
   label_pool_.insert(label_pool_.end(), labels.begin(), labels.end());
 }
@@ -97,7 +107,17 @@ void Profile::merge_samples(bool drop_zero) {
   SampleIndex index(samples_distinct_ ? 0 : n);
   size_t kept = 0;
   uint64_t pool_end = 0, label_end = 0;
+  // Label ranges may be shared by a run of samples (add_sample): one copy per run.
+  Range last_labels_from{UINT64_MAX, 0}, last_labels_to;
   for (size_t i = 0; i < n; ++i) {
+    // A sample sharing the labels of the last one copied reads them at their new place:
+    // copying them may have overwritten the old one.
+    bool shared_labels = false;
+    if (labels_[i].size > 0 && labels_[i].begin == last_labels_from.begin &&
+        labels_[i].size == last_labels_from.size) {
+      labels_[i] = last_labels_to;
+      shared_labels = true;
+    }
     std::span<int64_t> v(values_.data() + i * stride, stride);
     if (drop_zero && std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 0; })) continue;
     uint64_t h = 0;
@@ -113,13 +133,20 @@ void Profile::merge_samples(bool drop_zero) {
     const Range s = stacks_[i], l = labels_[i];
     std::copy_n(stack_pool_.begin() + static_cast<std::ptrdiff_t>(s.begin), s.size,
                 stack_pool_.begin() + static_cast<std::ptrdiff_t>(pool_end));
-    std::copy_n(label_pool_.begin() + static_cast<std::ptrdiff_t>(l.begin), l.size,
-                label_pool_.begin() + static_cast<std::ptrdiff_t>(label_end));
     std::copy_n(v.begin(), stride, values_.begin() + static_cast<std::ptrdiff_t>(kept * stride));
     stacks_[kept] = {pool_end, s.size};
-    labels_[kept] = {label_end, l.size};
     pool_end += s.size;
-    label_end += l.size;
+    if (shared_labels) {
+      labels_[kept] = l;
+    } else {
+      // Ranges are laid out in sample order, so label_end <= l.begin: nothing unread moves.
+      std::copy_n(label_pool_.begin() + static_cast<std::ptrdiff_t>(l.begin), l.size,
+                  label_pool_.begin() + static_cast<std::ptrdiff_t>(label_end));
+      labels_[kept] = {label_end, l.size};
+      last_labels_from = l;
+      last_labels_to = labels_[kept];
+      label_end += l.size;
+    }
     if (!samples_distinct_) index.insert(h, kept);
     ++kept;
   }

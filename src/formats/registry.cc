@@ -37,19 +37,29 @@ const FormatInfo* info(Format f) {
   return nullptr;
 }
 
+// Shows progress, and lets the kernel drop the pages already parsed: a 300 MB profile is
+// read without 300 MB of resident memory.
+struct ReadProgress {
+  explicit ReadProgress(const io::Input& in)
+      : progress("reading " + in.name(), in.bytes().size()), input(in) {}
+  static void update(uint64_t done, void* self) {
+    auto* p = static_cast<ReadProgress*>(self);
+    p->progress.update(done);
+    p->input.release_before(done);
+  }
+  io::Progress progress;
+  const io::Input& input;
+};
+
 core::Expected<core::Profile> read_gperf(const io::Input& input, core::Diagnostics& diagnostics) {
-  // Show progress, and let the kernel drop the pages already parsed: a 300 MB profile is
-  // read without 300 MB of resident memory.
-  struct Context {
-    io::Progress progress;
-    const io::Input& input;
-  } context{io::Progress("reading " + input.name(), input.bytes().size()), input};
-  auto on_progress = [](uint64_t done, void* ctx) {
-    auto* c = static_cast<Context*>(ctx);
-    c->progress.update(done);
-    c->input.release_before(done);
-  };
-  return gperf::read_profile(input.bytes(), input.name(), diagnostics, on_progress, &context);
+  ReadProgress progress(input);
+  return gperf::read_profile(input.bytes(), input.name(), diagnostics, ReadProgress::update, &progress);
+}
+
+core::Expected<core::Profile> read_callgrind(const io::Input& input, core::Diagnostics& diagnostics) {
+  ReadProgress progress(input);
+  return callgrind::read_profile(input.bytes(), input.name(), diagnostics, ReadProgress::update,
+                                 &progress);
 }
 
 }  // namespace
@@ -114,7 +124,7 @@ core::Expected<core::Profile> read_profile(const io::Input& input, core::Diagnos
     case Format::folded:
       return folded::read_profile(input.bytes(), input.name(), diagnostics);
     case Format::callgrind:
-      return callgrind::read_profile(input.bytes(), input.name(), diagnostics);
+      return read_callgrind(input, diagnostics);
     case Format::unknown:
       break;
   }

@@ -51,6 +51,47 @@ TEST_F(MergeIdenticalSamples, SumsEqualStacksIntoTheFirstOccurrence) {
   EXPECT_EQ(values_of(p, 4), (Values{15, 150}));
 }
 
+// Consecutive samples with equal labels share one copy of them (add_sample); merging moves
+// labels down over merged-away ones, and a run's labels must survive that move.
+TEST_F(MergeIdenticalSamples, RunsOfSamplesWithTheSameLabelsMergeAndKeepThem) {
+  const Labels first{{.key = p.intern("a"), .str = p.intern("x")}, {.key = p.intern("b"), .num = 1}};
+  const Labels second{{.key = p.intern("c"), .num = 7}};
+  p.add_sample(Stack{9}, Values{0, 0}, Labels{{.key = p.intern("zero"), .num = 1}});
+  // A sample merged away before the runs: the labels after it move down, over themselves.
+  p.add_sample(Stack{5}, Values{8, 80}, Labels{{.key = p.intern("d"), .num = 1}});
+  p.add_sample(Stack{6}, Values{9, 90}, Labels{{.key = p.intern("e"), .num = 2}});
+  p.add_sample(Stack{5}, Values{10, 100}, Labels{{.key = p.intern("d"), .num = 1}});
+  p.add_sample(Stack{1}, Values{1, 10}, first);
+  p.add_sample(Stack{2}, Values{2, 20}, first);
+  p.add_sample(Stack{1}, Values{3, 30}, first);  // merges into the first {1}
+  p.add_sample(Stack{3}, Values{4, 40}, first);
+  p.add_sample(Stack{3}, Values{5, 50}, second);
+  p.add_sample(Stack{3}, Values{6, 60}, second);  // merges into the {3} of `second`
+  p.add_sample(Stack{4}, Values{7, 70});
+  p.merge_identical_samples();  // moves labels down: they must come through
+
+  ASSERT_EQ(p.sample_count(), 8u);
+  // The labels of each sample, found by its values (unique here), by name.
+  auto labels_text = [&](int64_t samples) {
+    for (size_t i = 0; i < p.sample_count(); ++i) {
+      if (p.values(i)[0] != samples) continue;
+      std::string out;
+      for (const Label& l : p.labels(i))
+        out += std::string(p.str(l.key)) + "=" + (l.str ? std::string(p.str(l.str)) : std::to_string(l.num)) + " ";
+      return out;
+    }
+    return std::string("missing");
+  };
+  EXPECT_EQ(labels_text(1 + 3), "a=x b=1 ");
+  EXPECT_EQ(labels_text(2), "a=x b=1 ");
+  EXPECT_EQ(labels_text(4), "a=x b=1 ");
+  EXPECT_EQ(labels_text(5 + 6), "c=7 ");
+  EXPECT_EQ(labels_text(7), "");
+  EXPECT_EQ(labels_text(0), "zero=1 ");
+  EXPECT_EQ(labels_text(8 + 10), "d=1 ");
+  EXPECT_EQ(labels_text(9), "e=2 ");
+}
+
 TEST_F(MergeIdenticalSamples, KeepsSamplesWithDifferentLabelsApart) {
   Label worker{.key = p.intern("thread"), .str = p.intern("worker")};
   Label main_thread{.key = p.intern("thread"), .str = p.intern("main")};

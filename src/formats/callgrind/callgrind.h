@@ -32,9 +32,12 @@ bool looks_like_callgrind(std::span<const uint8_t> bytes);
 // The whole grammar and the real-world dialect (see callgrind_reader.cc). Errors read
 // "SOURCE: line N: ..."; what is skipped (rec=, bb=, ...) or inconsistent (a totals: line
 // that is not the sum of the costs) is reported in `diagnostics`.
+// `on_progress(bytes_done, context)`, if given, is called every few MB.
 core::Expected<core::Profile> read_profile(std::span<const uint8_t> bytes,
                                            const std::string& source,
-                                           core::Diagnostics& diagnostics);
+                                           core::Diagnostics& diagnostics,
+                                           void (*on_progress)(uint64_t, void*) = nullptr,
+                                           void* progress_context = nullptr);
 
 struct WriteOptions {
   bool compress_names = true;      // "fn=(12) name" once, then "fn=(12)"

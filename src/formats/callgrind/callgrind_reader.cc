@@ -125,11 +125,21 @@ class Reader {
     parts_.emplace_back();
   }
 
+  void report_progress(void (*on_progress)(uint64_t, void*), void* context) {
+    on_progress_ = on_progress;
+    progress_context_ = context;
+  }
+
   core::Profile read() {
     const char* p = text_.data();
     const char* const end = p + text_.size();
     if (text_.starts_with("\xEF\xBB\xBF")) p += 3;  // a UTF-8 byte order mark
+    const char* next_report = p + kProgressStep;
     while (p < end) {
+      if (p >= next_report && on_progress_) {
+        on_progress_(static_cast<uint64_t>(p - text_.data()), progress_context_);
+        next_report = p + kProgressStep;
+      }
       const auto* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
       const char* stop = nl ? nl : end;
       std::string_view line(p, static_cast<size_t>(stop - p));
@@ -568,8 +578,7 @@ class Reader {
     }
     base_ = pos;
     // Self cost.
-    if (here >= slots_.size()) slots_.resize(static_cast<size_t>(here) * 2 + 1, Slot{});
-    Slot& slot = slots_[here];
+    Slot& slot = locations_[here].slot;
     const size_t stride = p.columns.size();
     if (slot.part_plus_one != part_index() + 1) {
       slot.part_plus_one = part_index() + 1;
@@ -618,7 +627,7 @@ class Reader {
     int older_parts_seen = 0;
     for (uint32_t e = newest_edge_[caller]; e != kNoEdge; e = edges_[e].older) {
       const EdgeState& edge = edges_[e];
-      if (location_keys_[edge.callee] == callee_key) {
+      if (locations_[edge.callee].key == callee_key) {
         callee = edge.callee;
         if (edge.part == part_index()) index = e;
         break;
@@ -694,7 +703,7 @@ class Reader {
     int older_parts_seen = 0;
     for (uint32_t k = newest_jump_[from]; k != kNoEdge; k = older_jump_[k]) {
       const core::Jump& j = jumps[k];
-      if (location_keys_[j.to] == to_key) {
+      if (locations_[j.to].key == to_key) {
         to = j.to;
         if (j.part == part_index() && j.conditional == jump_conditional_) {
           index = k;
@@ -786,12 +795,13 @@ class Reader {
     const Key128 key = location_key(context, pos);
     const core::LocationId last = last_cost_location_;
     if (last != 0) {
-      if (location_keys_[last] == key) return last;  // "*": a call's or a jump's line
-      const core::LocationId guess = next_cost_location_[last];
-      if (guess != 0 && location_keys_[guess] == key) return last_cost_location_ = guess;
+      const LocationState& previous = locations_[last];
+      if (previous.key == key) return last;  // "*": a call's or a jump's line
+      const core::LocationId guess = previous.next_cost;
+      if (guess != 0 && locations_[guess].key == key) return last_cost_location_ = guess;
     }
     const core::LocationId id = location(context, pos);
-    if (last != 0) next_cost_location_[last] = id;
+    if (last != 0) locations_[last].next_cost = id;
     return last_cost_location_ = id;
   }
 
@@ -810,9 +820,8 @@ class Reader {
     l.lines.push_back({c.function, static_cast<int64_t>(pos.line), 0});
     id = profile_.add_location(std::move(l));
     location_index_.insert(key, id);
-    location_keys_.resize(size_t(id) + 1);
-    location_keys_[id] = key;
-    next_cost_location_.resize(size_t(id) + 1, 0);
+    locations_.resize(size_t(id) + 1);
+    locations_[id].key = key;
     return id;
   }
 
@@ -991,6 +1000,9 @@ class Reader {
     uint32_t index = 0;
   };
 
+  static constexpr ptrdiff_t kProgressStep = 8 << 20;
+  void (*on_progress_)(uint64_t, void*) = nullptr;
+  void* progress_context_ = nullptr;
   std::string_view text_;
   const std::string& source_;
   core::Diagnostics& diagnostics_;
@@ -1027,8 +1039,13 @@ class Reader {
   std::vector<int64_t> last_costs_;  // the previous cost line's (relative costs)
 
   KeyTable context_index_, location_index_;
-  std::vector<Key128> location_keys_;             // by location id
-  std::vector<core::LocationId> next_cost_location_;  // by location id: see cost_line_location
+  // By location id, together: a cost line reads all of them (one cache line, not three).
+  struct LocationState {
+    Key128 key;
+    core::LocationId next_cost = 0;  // see cost_line_location
+    Slot slot;                       // its self cost in the current part
+  };
+  std::vector<LocationState> locations_;
   core::LocationId last_cost_location_ = 0;
   std::vector<Context> contexts_;
   uint32_t current_context_ = 0;
@@ -1039,7 +1056,6 @@ class Reader {
     size_t operator()(const Key128& k) const { return core::mix64(k.a ^ core::mix64(k.b)); }
   };
   std::unordered_map<Key128, StringId, KeyHash> home_by_inlined_;
-  std::vector<Slot> slots_;  // by location id
   std::vector<EdgeState> edges_;
   std::vector<uint32_t> newest_edge_;  // by caller location id: see add_call
   std::vector<uint32_t> newest_jump_;  // by source location id: see add_jump
@@ -1055,10 +1071,14 @@ class Reader {
 }  // namespace
 
 core::Expected<core::Profile> read_profile(std::span<const uint8_t> bytes, const std::string& source,
-                                           core::Diagnostics& diagnostics) {
+                                           core::Diagnostics& diagnostics,
+                                           void (*on_progress)(uint64_t, void*),
+                                           void* progress_context) {
   const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   try {
-    return Reader(text, source, diagnostics).read();
+    Reader reader(text, source, diagnostics);
+    if (on_progress) reader.report_progress(on_progress, progress_context);
+    return reader.read();
   } catch (const core::FormatError& e) {
     return e.located(source);
   }

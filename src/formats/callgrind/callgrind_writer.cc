@@ -314,28 +314,39 @@ class Writer {
     uint32_t next_rank = 0;
     for (core::LocationId id : positions)
       if (block_rank_[info_[id].block_key] == UINT32_MAX) block_rank_[info_[id].block_key] = next_rank++;
+    // Where each position's self costs, calls and jumps start in the part's lists (all sorted
+    // by location): one walk in id order here, not three binary searches per position.
     struct Order {
       uint32_t rank;
       uint64_t addr, line;
       core::LocationId id;
+      uint32_t self, calls, jumps;
     };
     std::vector<Order> order;
     order.reserve(positions.size());
-    for (core::LocationId id : positions)
-      order.push_back({block_rank_[info_[id].block_key], info_[id].addr, info_[id].line, id});
+    size_t next_self = 0, next_call = 0, next_jump = 0;
+    for (core::LocationId id : positions) {
+      while (next_self < items.self.size() && items.self[next_self].first < id) ++next_self;
+      while (next_call < items.calls.size() && graph.calls[items.calls[next_call]].caller < id) ++next_call;
+      while (next_jump < items.jumps.size() && graph.jumps[items.jumps[next_jump]].from < id) ++next_jump;
+      const PosInfo& pos = info_[id];
+      order.push_back({block_rank_[pos.block_key], pos.addr, pos.line, id,
+                       static_cast<uint32_t>(next_self), static_cast<uint32_t>(next_call),
+                       static_cast<uint32_t>(next_jump)});
+    }
     std::sort(order.begin(), order.end(), [](const Order& x, const Order& y) {
       if (x.rank != y.rank) return x.rank < y.rank;
       if (x.addr != y.addr) return x.addr < y.addr;
       if (x.line != y.line) return x.line < y.line;
       return x.id < y.id;
     });
-    for (size_t i = 0; i < order.size(); ++i) positions[i] = order[i].id;
 
     totals_.assign(measured_.size(), 0);
     state_ = State{};
     std::vector<int64_t> sum(p_.sample_types.size());
     const PosInfo* block = nullptr;
-    for (core::LocationId id : positions) {
+    for (const Order& o : order) {
+      const core::LocationId id = o.id;
       const PosInfo& pos = info_[id];
       if (!block || block->block_key != pos.block_key) {
         if (block) end_block();
@@ -343,13 +354,11 @@ class Writer {
         block = &pos;
       }
       switch_file(pos.file);
-      // Self cost: the samples at this position, summed. (Each list is sorted by location.)
-      auto s = std::lower_bound(items.self.begin(), items.self.end(), id,
-                                [](const auto& item, core::LocationId v) { return item.first < v; });
+      // Self cost: the samples at this position, summed.
       bool has_self = false;
       std::fill(sum.begin(), sum.end(), 0);
-      for (; s != items.self.end() && s->first == id; ++s) {
-        const auto v = p_.values(s->second);
+      for (size_t k = o.self; k < items.self.size() && items.self[k].first == id; ++k) {
+        const auto v = p_.values(items.self[k].second);
         for (size_t i = 0; i < sum.size(); ++i) sum[i] = core::add_saturating(sum[i], v[i]);
         has_self = true;
       }
@@ -359,12 +368,10 @@ class Writer {
         for (size_t i = 0; i < measured_.size(); ++i)
           totals_[i] = core::add_saturating(totals_[i], sum[measured_[i]]);
       }
-      auto c = std::lower_bound(items.calls.begin(), items.calls.end(), id,
-                                [&](size_t e, core::LocationId v) { return graph.calls[e].caller < v; });
-      for (; c != items.calls.end() && graph.calls[*c].caller == id; ++c) call(pos, graph.calls[*c]);
-      auto j = std::lower_bound(items.jumps.begin(), items.jumps.end(), id,
-                                [&](size_t e, core::LocationId v) { return graph.jumps[e].from < v; });
-      for (; j != items.jumps.end() && graph.jumps[*j].from == id; ++j) jump(pos, graph.jumps[*j]);
+      for (size_t k = o.calls; k < items.calls.size() && graph.calls[items.calls[k]].caller == id; ++k)
+        call(pos, graph.calls[items.calls[k]]);
+      for (size_t k = o.jumps; k < items.jumps.size() && graph.jumps[items.jumps[k]].from == id; ++k)
+        jump(pos, graph.jumps[items.jumps[k]]);
     }
     if (block) end_block();
   }

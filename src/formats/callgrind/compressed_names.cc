@@ -53,6 +53,12 @@ CompressedNames::Outcome CompressedNames::resolve(NameKind kind, std::string_vie
     name = known;
     return known == 0 ? Outcome::undefined : Outcome::ok;
   }
+  // valgrind starts its tables afresh in every dump, so a file of many parts defines the
+  // same names again and again: comparing with the known name spares hashing it.
+  if (known != 0 && strings[known] == rest) {
+    name = known;
+    return Outcome::ok;
+  }
   name = strings.intern(rest);
   define(kind, n, name);
   return known != 0 && known != name ? Outcome::redefined : Outcome::ok;

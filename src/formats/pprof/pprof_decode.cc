@@ -200,15 +200,7 @@ class Decoder {
   uint32_t mapping(WireReader& m, uint64_t& id) {
     core::Mapping out;
     int64_t file = 0, build_id = 0;
-    while (!m.at_end()) {
-      uint64_t f;
-      uint8_t w;
-      m.tag(f, w);
-      if (w != kVarint) {
-        m.skip(w);
-        continue;
-      }
-      uint64_t v = m.varint();
+    m.for_each_varint_field([&](uint64_t f, uint64_t v) {
       switch (f) {
         case 1: id = v; break;
         case 2: out.start = v; break;
@@ -222,7 +214,7 @@ class Decoder {
         case 10: out.has_inline_frames = v != 0; break;
         default: break;
       }
-    }
+    });
     out.file = str(file, "mapping {} filename", id);
     out.build_id = str(build_id, "mapping {} build_id", id);
     return p_.add_mapping(out);
@@ -231,15 +223,7 @@ class Decoder {
   uint32_t function(WireReader& m, uint64_t& id) {
     int64_t name = 0, system_name = 0, filename = 0;
     core::Function out;
-    while (!m.at_end()) {
-      uint64_t f;
-      uint8_t w;
-      m.tag(f, w);
-      if (w != kVarint) {
-        m.skip(w);
-        continue;
-      }
-      uint64_t v = m.varint();
+    m.for_each_varint_field([&](uint64_t f, uint64_t v) {
       switch (f) {
         case 1: id = v; break;
         case 2: name = static_cast<int64_t>(v); break;
@@ -248,7 +232,7 @@ class Decoder {
         case 5: out.start_line = static_cast<int64_t>(v); break;
         default: break;
       }
-    }
+    });
     out.name = str(name, "function {} name", id);
     out.system_name = str(system_name, "function {} system_name", id);
     out.filename = str(filename, "function {} filename", id);
@@ -356,20 +340,13 @@ class Decoder {
   core::Label label(WireReader& m, size_t sample, size_t index) {
     WireReader l = m.sub();
     int64_t key = 0, s = 0, unit = 0, num = 0;
-    while (!l.at_end()) {
-      uint64_t f;
-      uint8_t w;
-      l.tag(f, w);
-      if (w != kVarint) {
-        l.skip(w);
-        continue;
-      }
-      auto v = static_cast<int64_t>(l.varint());
+    l.for_each_varint_field([&](uint64_t f, uint64_t u) {
+      const auto v = static_cast<int64_t>(u);
       if (f == 1) key = v;
       else if (f == 2) s = v;
       else if (f == 3) num = v;
       else if (f == 4) unit = v;
-    }
+    });
     return {.key = str(key, "sample {} label {} key", sample, index),
             .str = str(s, "sample {} label {} str", sample, index),
             .num = num,

@@ -51,6 +51,21 @@ class WireReader {
     for (size_t i = pos_; i < bytes_.size(); ++i) n += (bytes_[i] & 0x80) == 0;
     return n;
   }
+  // For messages of scalar fields only: calls on_field(field, value) for each varint field
+  // to the end, skipping fields of other wire types (unknown or newer ones).
+  template <typename F>
+  void for_each_varint_field(F&& on_field) {
+    while (!at_end()) {
+      uint64_t field;
+      uint8_t wire;
+      tag(field, wire);
+      if (wire != kVarint) {
+        skip(wire);
+        continue;
+      }
+      on_field(field, varint());
+    }
+  }
   // A reader over the next length-delimited field (a sub-message or a packed array).
   WireReader sub() {
     uint64_t start;
