@@ -26,6 +26,7 @@ using Runner = std::function<int()>;
 void add_cat_command(CLI::App& app, Runner& run);
 void add_convert_command(CLI::App& app, Runner& run);
 void add_merge_command(CLI::App& app, Runner& run);
+void add_top_command(CLI::App& app, Runner& run);
 
 // Prints "tally: error: MESSAGE" and returns the exit code for the error's kind.
 int report(const core::Error& error);

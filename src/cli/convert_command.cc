@@ -6,6 +6,7 @@
 
 #include "cli/command.h"
 #include "cli/output.h"
+#include "cli/symbolize_flags.h"
 #include "formats/format.h"
 #include "io/input.h"
 
@@ -21,6 +22,7 @@ struct ConvertOptions {
   bool approximate = false;
   bool compress_names = true;
   bool compress_positions = true;
+  SymbolizeFlags symbolize;
 };
 
 int run_convert(const ConvertOptions& opt) {
@@ -38,6 +40,10 @@ int run_convert(const ConvertOptions& opt) {
   if (!profile) {
     print_warnings(diagnostics);
     return report(profile.error());
+  }
+  if (auto st = apply_symbolize_flags(opt.symbolize, *profile, diagnostics); !st) {
+    print_warnings(diagnostics);
+    return report(st.error());
   }
   auto files = formats::write_profile(std::move(*profile), *format, diagnostics,
                                         {.value = opt.value,
@@ -80,6 +86,7 @@ void add_convert_command(CLI::App& app, Runner& run) {
   cmd->add_flag("--compress-positions,!--no-compress-positions", opt->compress_positions,
                 "callgrind output: positions relative to the previous line (+N, -N, *) where "
                 "shorter (default on)");
+  add_symbolize_flags(cmd, opt->symbolize, "none");
   cmd->final_callback([opt, &run] { run = [opt] { return run_convert(*opt); }; });
 }
 

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   add_cat_command(app, run);
   add_convert_command(app, run);
   add_merge_command(app, run);
+  add_top_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -94,14 +94,14 @@ std::string writable_format_names() {
 }
 
 core::Expected<core::Profile> read_profile(io::Input&& input, core::Diagnostics& diagnostics,
-                                           Format* detected) {
+                                           Format* detected, bool canonical) {
   io::Input owned = std::move(input);
   Format f = detect(owned.bytes());
   if (f != Format::pprof) return read_profile(owned, diagnostics, detected);
   if (detected) *detected = f;
   auto p = pprof::decode_profile(owned.bytes(), owned.name(), diagnostics);
   owned = io::Input::from_bytes(owned.name(), {});  // the bytes are decoded: free them
-  if (p) p->canonicalize();
+  if (p && canonical) p->canonicalize();
   return p;
 }
 

@@ -1,0 +1,156 @@
+// Times tally's symbolizer against `addr2line -f -i -C -e BINARY` on the same set of N
+// unique addresses inside the functions of a big binary (issue 5 aims at >= 10x).
+//   symbolize_vs_addr2line BINARY [N]
+// BINARY: a big library such as /usr/lib/x86_64-linux-gnu/libLLVM-15.so.1 (symbol table
+// only without its debug package) or a big program built with -g (DWARF and inlines).
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/profile.h"
+#include "symbolize/symbolize.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Function {
+  uint64_t address, size;
+};
+
+// Sized functions of .symtab, or of .dynsym when the file has no .symtab.
+std::vector<Function> functions_of(Elf* elf) {
+  std::vector<Function> found[2];
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr header;
+    if (!gelf_getshdr(scn, &header) ||
+        (header.sh_type != SHT_SYMTAB && header.sh_type != SHT_DYNSYM))
+      continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    auto& out = found[header.sh_type == SHT_SYMTAB ? 0 : 1];
+    for (size_t i = 0; i < header.sh_size / header.sh_entsize; ++i) {
+      GElf_Sym sym;
+      gelf_getsym(data, static_cast<int>(i), &sym);
+      if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF && sym.st_size > 0)
+        out.push_back({sym.st_value, sym.st_size});
+    }
+  }
+  return found[0].empty() ? found[1] : found[0];
+}
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s BINARY [N]\n", argv[0]);
+    return 2;
+  }
+  const std::string binary = argv[1];
+  const size_t wanted = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 20000;
+
+  elf_version(EV_CURRENT);
+  int fd = open(binary.c_str(), O_RDONLY);
+  Elf* elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, nullptr) : nullptr;
+  if (elf == nullptr) {
+    std::fprintf(stderr, "cannot read %s\n", binary.c_str());
+    return 1;
+  }
+  // The executable segment, for a mapping laid out as the loader would.
+  GElf_Phdr text{};
+  size_t count = 0;
+  elf_getphdrnum(elf, &count);
+  for (size_t i = 0; i < count; ++i) {
+    GElf_Phdr header;
+    gelf_getphdr(elf, static_cast<int>(i), &header);
+    if (header.p_type == PT_LOAD && (header.p_flags & PF_X)) {
+      text = header;
+      break;
+    }
+  }
+  // N unique addresses spread over the functions, in random order (as samples come).
+  std::vector<uint64_t> addresses;
+  std::mt19937_64 random(42);
+  auto functions = functions_of(elf);
+  // Enough per function to reach N after duplicates are dropped.
+  const uint64_t per_function = std::max<uint64_t>(4, 2 * wanted / std::max<size_t>(1, functions.size()));
+  for (const auto& f : functions)
+    for (uint64_t k = 0; k < per_function; ++k) addresses.push_back(f.address + (random() % f.size));
+  elf_end(elf);
+  close(fd);
+  std::sort(addresses.begin(), addresses.end());
+  addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
+  std::shuffle(addresses.begin(), addresses.end(), random);
+  if (addresses.size() > wanted) addresses.resize(wanted);
+
+  const uint64_t base = 0x7f0000000000;
+  auto make_profile = [&] {
+    tally::core::Profile profile;
+    tally::core::Mapping mapping;
+    mapping.start = base + (text.p_vaddr & ~uint64_t{0xfff});
+    mapping.limit = base + text.p_vaddr + text.p_memsz;
+    mapping.offset = text.p_offset & ~uint64_t{0xfff};
+    mapping.file = profile.intern(binary);
+    auto id = profile.add_mapping(mapping);
+    for (uint64_t a : addresses) profile.add_location({id, base + a, {}, false});
+    return profile;
+  };
+
+  std::printf("%s: %zu functions, %zu unique addresses\n", binary.c_str(), functions.size(),
+              addresses.size());
+  double tally_seconds[2] = {0, 0};
+  unsigned thread_counts[2] = {1, std::max(1u, std::thread::hardware_concurrency())};
+  size_t frames = 0;
+  for (int i = 0; i < 2; ++i) {
+    auto profile = make_profile();
+    tally::core::Diagnostics diagnostics;
+    tally::symbolize::Options options;
+    options.threads = thread_counts[i];
+    auto start = Clock::now();
+    (void)tally::symbolize::symbolize(profile, options, diagnostics);
+    tally_seconds[i] = seconds_since(start);
+    frames = 0;
+    for (const auto& l : profile.locations) frames += l.lines.size();
+    std::printf("tally symbolize, %u thread(s): %.3f s (%zu frames)\n", thread_counts[i],
+                tally_seconds[i], frames);
+  }
+
+  char list[] = "/tmp/tally-sym-bench-XXXXXX";
+  int list_fd = mkstemp(list);
+  std::string text_list;
+  for (uint64_t a : addresses) {
+    char line[32];
+    std::snprintf(line, sizeof line, "%#llx\n", static_cast<unsigned long long>(a));
+    text_list += line;
+  }
+  if (write(list_fd, text_list.data(), text_list.size()) != static_cast<ssize_t>(text_list.size()))
+    return 1;
+  close(list_fd);
+  std::string command = "addr2line -f -i -C -e '" + binary + "' < " + list + " > /dev/null";
+  auto start = Clock::now();
+  int status = std::system(command.c_str());
+  double addr2line_seconds = seconds_since(start);
+  unlink(list);
+  if (status != 0) {
+    std::fprintf(stderr, "addr2line failed\n");
+    return 1;
+  }
+  std::printf("addr2line -f -i -C: %.3f s\n", addr2line_seconds);
+  std::printf("ratio addr2line / tally: %.1fx (1 thread), %.1fx (%u threads)\n",
+              addr2line_seconds / tally_seconds[0], addr2line_seconds / tally_seconds[1],
+              thread_counts[1]);
+  return 0;
+}

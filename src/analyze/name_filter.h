@@ -1,0 +1,53 @@
+// pprof's name filters (-focus, -ignore, -hide, -show), with its semantics: focus keeps
+// the samples whose stack has a frame matching, ignore drops those with one (ignore wins);
+// hide removes the matching frames (inline lines) from every stack, show keeps only the
+// matching ones. A frame matches when its function name or source file matches, or its
+// mapping's file does. Regexes are searched (a match anywhere in the name).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <regex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/profile.h"
+
+namespace tally::analyze {
+
+struct NameFilters {
+  std::string focus, ignore, hide, show;
+  bool any() const { return !focus.empty() || !ignore.empty() || !hide.empty() || !show.empty(); }
+  // pprof's "Active filters:" lines ("focus=REGEX"), in its order.
+  std::vector<std::string> active() const;
+};
+
+class LocationFilter {
+ public:
+  // Compiles the regexes and classifies every location of `profile`.
+  static core::Expected<LocationFilter> create(const core::Profile& profile,
+                                               const NameFilters& filters);
+
+  // Focus/ignore on one sample's stack.
+  bool keeps(std::span<const core::LocationId> stack) const;
+  // The lines of a location that hide/show keep (all when neither is set); a location
+  // whose lines are all removed is gone from every stack (`hidden`).
+  std::span<const core::Line> lines(const core::Profile& profile, core::LocationId id) const;
+  bool hidden(core::LocationId id) const { return !hidden_.empty() && hidden_[id - 1]; }
+  // Filters that matched nothing, for a warning ("focus", "hide", ...).
+  std::vector<std::string> unmatched() const;
+
+ private:
+  enum class Verdict : uint8_t { none, focused, ignored };
+  bool has_focus_ = false;
+  std::vector<Verdict> verdicts_;                 // per location
+  std::vector<uint8_t> hidden_;                   // per location, when hide/show set
+  std::vector<std::optional<std::vector<core::Line>>> kept_lines_;  // per location, if changed
+  bool focus_matched_ = false, ignore_matched_ = false, hide_matched_ = false,
+       show_matched_ = false;
+  NameFilters filters_;
+};
+
+}  // namespace tally::analyze

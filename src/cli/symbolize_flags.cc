@@ -1,0 +1,29 @@
+#include "cli/symbolize_flags.h"
+
+#include "symbolize/symbolize.h"
+
+namespace tally::cli {
+
+void add_symbolize_flags(CLI::App* cmd, SymbolizeFlags& flags, const std::string& default_mode) {
+  flags.mode = default_mode;
+  // A flag with an optional value: "--symbolize" means local, "--symbolize=none" none.
+  cmd->add_flag("--symbolize{local}", flags.mode,
+                "--symbolize or --symbolize=local: resolve unsymbolized addresses from the "
+                "binaries (ELF symbols, DWARF lines and inline frames); --symbolize=none: "
+                "leave them as addresses (default: " + default_mode + ")")
+      ->check(CLI::IsMember({"local", "none"}));
+  cmd->add_option("--binary-path", flags.binary_paths,
+                  "a directory to look for the binaries in, as DIR/NAME or DIR/full/path "
+                  "(repeatable; searched before the recorded paths; $PPROF_BINARY_PATH too)");
+}
+
+core::Status apply_symbolize_flags(const SymbolizeFlags& flags, core::Profile& profile,
+                                   core::Diagnostics& diagnostics) {
+  if (flags.mode == "none") return core::ok();
+  symbolize::Options options;
+  options.binary_paths = flags.binary_paths;
+  options.names = symbolize::NameStyle::simplified;
+  return symbolize::symbolize(profile, options, diagnostics);
+}
+
+}  // namespace tally::cli

@@ -1,0 +1,29 @@
+// The symbolization flags shared by the commands that read profiles (convert, top, ...):
+// --binary-path DIR (repeatable) and, per command, whether symbolizing is on by default.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "core/diagnostics.h"
+#include "core/error.h"
+#include "core/profile.h"
+
+namespace tally::cli {
+
+struct SymbolizeFlags {
+  std::string mode;  // "local" or "none"
+  std::vector<std::string> binary_paths;
+};
+
+// Adds --symbolize MODE (default `default_mode`) and --binary-path DIR to `cmd`.
+void add_symbolize_flags(CLI::App* cmd, SymbolizeFlags& flags, const std::string& default_mode);
+
+// Symbolizes the profile's unsymbolized locations when the mode asks for it, with pprof's
+// simplified function names ("ns::f", as pprof shows and stores them).
+core::Status apply_symbolize_flags(const SymbolizeFlags& flags, core::Profile& profile,
+                                   core::Diagnostics& diagnostics);
+
+}  // namespace tally::cli

@@ -1,0 +1,134 @@
+#include "symbolize/elf_image.h"
+
+#include <elfutils/libdwelf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace tally::symbolize {
+
+namespace {
+
+// libelf needs its version set once per process before any elf_begin.
+void init_libelf() {
+  static const bool done = [] {
+    elf_version(EV_CURRENT);
+    return true;
+  }();
+  (void)done;
+}
+
+}  // namespace
+
+std::unique_ptr<ElfImage> ElfImage::open(const std::string& path) {
+  init_libelf();
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  if (elf == nullptr || elf_kind(elf) != ELF_K_ELF) {
+    if (elf != nullptr) elf_end(elf);
+    ::close(fd);
+    return nullptr;
+  }
+  return std::unique_ptr<ElfImage>(new ElfImage(fd, elf, path));
+}
+
+ElfImage::~ElfImage() {
+  elf_end(elf_);
+  ::close(fd_);
+}
+
+std::string ElfImage::build_id() const {
+  const void* bytes = nullptr;
+  ssize_t size = dwelf_elf_gnu_build_id(elf_, &bytes);
+  if (size <= 0) return {};
+  static const char digits[] = "0123456789abcdef";
+  std::string hex;
+  const auto* p = static_cast<const unsigned char*>(bytes);
+  for (ssize_t i = 0; i < size; ++i) {
+    hex += digits[p[i] >> 4];
+    hex += digits[p[i] & 15];
+  }
+  return hex;
+}
+
+std::string ElfImage::debuglink() const {
+  GElf_Word crc = 0;
+  const char* name = dwelf_elf_gnu_debuglink(elf_, &crc);
+  return name != nullptr ? name : "";
+}
+
+bool ElfImage::has_section(const char* wanted, bool with_bits) const {
+  size_t names_index = 0;
+  if (elf_getshdrstrndx(elf_, &names_index) != 0) return false;
+  for (Elf_Scn* scn = elf_nextscn(elf_, nullptr); scn != nullptr; scn = elf_nextscn(elf_, scn)) {
+    GElf_Shdr header;
+    if (gelf_getshdr(scn, &header) == nullptr) continue;
+    const char* name = elf_strptr(elf_, names_index, header.sh_name);
+    if (name == nullptr || std::strcmp(name, wanted) != 0) continue;
+    if (!with_bits || header.sh_type != SHT_NOBITS) return true;
+  }
+  return false;
+}
+
+// A stripped file keeps section headers for .debug_info only as NOBITS in debug files'
+// counterparts; what matters is that the bits are here.
+bool ElfImage::has_dwarf() const { return has_section(".debug_info", true); }
+bool ElfImage::has_symtab() const { return has_section(".symtab", true); }
+
+bool ElfImage::is_exec() const {
+  GElf_Ehdr header;
+  return gelf_getehdr(elf_, &header) != nullptr && header.e_type == ET_EXEC;
+}
+
+std::vector<LoadSegment> ElfImage::load_segments() const {
+  std::vector<LoadSegment> segments;
+  size_t count = 0;
+  if (elf_getphdrnum(elf_, &count) != 0) return segments;
+  for (size_t i = 0; i < count; ++i) {
+    GElf_Phdr header;
+    if (gelf_getphdr(elf_, static_cast<int>(i), &header) == nullptr || header.p_type != PT_LOAD)
+      continue;
+    segments.push_back({header.p_offset, header.p_vaddr, header.p_filesz, header.p_align,
+                        (header.p_flags & PF_X) != 0});
+  }
+  return segments;
+}
+
+std::optional<uint64_t> link_time_address(const std::vector<LoadSegment>& segments, bool is_exec,
+                                          uint64_t start, uint64_t offset, uint64_t address) {
+  if (start == 0) return address;
+  // The kernel maps whole pages: a segment's mapping starts at its offset rounded down.
+  auto holds = [](const LoadSegment& s, uint64_t file_offset) {
+    uint64_t page = s.align > 1 ? s.align : 1;
+    if (page > 0x10000) page = 0x1000;  // huge alignments still map at page granularity
+    uint64_t first = s.offset & ~(page - 1);
+    return file_offset >= first && file_offset < s.offset + s.filesz;
+  };
+  const LoadSegment* chosen = nullptr;
+  // The segment holding the mapping's own offset decides the bias of the whole mapping
+  // (the mapping is one contiguous piece of the file); an executable one wins a tie.
+  for (const auto& s : segments) {
+    if (holds(s, offset) && (chosen == nullptr || (s.executable && !chosen->executable)))
+      chosen = &s;
+  }
+  if (chosen == nullptr) {
+    uint64_t file_offset = address - start + offset;
+    for (const auto& s : segments) {
+      if (holds(s, file_offset)) {
+        chosen = &s;
+        break;
+      }
+    }
+  }
+  if (chosen == nullptr) {
+    // A non-PIE executable mapped where it was linked needs no segment to place it.
+    if (is_exec) return address;
+    return std::nullopt;
+  }
+  return address - start + offset - chosen->offset + chosen->vaddr;
+}
+
+}  // namespace tally::symbolize

@@ -1,0 +1,56 @@
+// One ELF file opened read-only with libelf: its build id, .gnu_debuglink, whether it
+// carries DWARF, and its loadable segments (for the load bias).
+#pragma once
+
+#include <libelf.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tally::symbolize {
+
+struct LoadSegment {
+  uint64_t offset = 0;  // p_offset
+  uint64_t vaddr = 0;   // p_vaddr
+  uint64_t filesz = 0;
+  uint64_t align = 0;
+  bool executable = false;
+};
+
+class ElfImage {
+ public:
+  // nullptr when the file cannot be opened or is not ELF.
+  static std::unique_ptr<ElfImage> open(const std::string& path);
+  ~ElfImage();
+  ElfImage(const ElfImage&) = delete;
+  ElfImage& operator=(const ElfImage&) = delete;
+
+  Elf* elf() const { return elf_; }
+  const std::string& path() const { return path_; }
+  // Lower-case hex of NT_GNU_BUILD_ID, or "" when there is none.
+  std::string build_id() const;
+  // The file name in .gnu_debuglink, or "".
+  std::string debuglink() const;
+  bool has_dwarf() const;
+  bool has_symtab() const;
+  bool is_exec() const;  // ET_EXEC: linked at fixed addresses
+  std::vector<LoadSegment> load_segments() const;
+
+ private:
+  ElfImage(int fd, Elf* elf, std::string path) : fd_(fd), elf_(elf), path_(std::move(path)) {}
+  bool has_section(const char* name, bool with_bits) const;
+  int fd_;
+  Elf* elf_;
+  std::string path_;
+};
+
+// The link-time virtual address of runtime address `address` in a mapping of `start`
+// at file `offset`, from the ELF's loadable segments; nullopt when no segment holds the
+// offset. A mapping with start 0 (unknown) takes addresses as link-time addresses.
+std::optional<uint64_t> link_time_address(const std::vector<LoadSegment>& segments, bool is_exec,
+                                          uint64_t start, uint64_t offset, uint64_t address);
+
+}  // namespace tally::symbolize

@@ -1,0 +1,41 @@
+// Symbolization (issue 5): resolves the addresses of a profile's locations to functions,
+// source lines and inline frames from the binaries' ELF symbol tables and DWARF, with
+// elfutils libdw; finds the binaries and their separate debug files; never spawns
+// addr2line or objdump.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/diagnostics.h"
+#include "core/error.h"
+#include "core/profile.h"
+
+namespace tally::symbolize {
+
+// How function names are written into Function::name (system_name always keeps the
+// symbol as the binary has it, mangled).
+enum class NameStyle {
+  full,        // "ns::f(int) const", as `addr2line -C` prints it
+  simplified,  // "ns::f", without parameters or template arguments, as pprof shows it
+};
+
+struct Options {
+  // Directories searched for the binaries (--binary-path), before $PPROF_BINARY_PATH
+  // (':'-separated), which symbolize() appends itself. Each DIR is tried as
+  // DIR/basename and DIR/full/path of the mapping's file.
+  std::vector<std::string> binary_paths;
+  unsigned threads = 0;  // 0: all cores
+  NameStyle names = NameStyle::full;
+};
+
+// Resolves every location whose mapping does not already have functions and whose lines
+// are empty: fills Location::lines (innermost inline frame first, as pprof), interns the
+// Function entries and sets the mapping's has_functions / has_filenames /
+// has_line_numbers / has_inline_frames. An address that cannot be resolved gets one line
+// whose function is named "[libfoo.so+0x1234]" (the file offset). A missing binary is
+// reported once in `diagnostics`, with the paths searched.
+core::Status symbolize(core::Profile& profile, const Options& options,
+                       core::Diagnostics& diagnostics);
+
+}  // namespace tally::symbolize

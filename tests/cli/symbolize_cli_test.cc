@@ -1,0 +1,63 @@
+// `tally convert --symbolize`: the functions, lines and inline frames resolved from the
+// binaries go into the pprof output, so google/pprof needs no binaries afterwards: pprof
+// -top on tally's file must print what pprof printed with the binaries at hand
+// (NAME.pprof-top.txt, made with PPROF_BINARY_PATH=../bin; fixtures/MANIFEST.tsv).
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
+
+#include "support/test_support.h"
+
+namespace tally::test {
+namespace {
+
+// The table rows of pprof -top, offsets of unresolved code ("[lib+0x12]", tally's name for
+// what no binary resolves; pprof says "[lib]") taken out.
+std::vector<std::string> top_rows(const std::string& text) {
+  static const std::regex kOffset(R"(\[(.+?)\+0x[0-9a-f]+\])");
+  std::vector<std::string> rows;
+  std::istringstream in(text);
+  bool table = false;
+  for (std::string line; std::getline(in, line);) {
+    if (table) rows.push_back(std::regex_replace(line, kOffset, "[$1]"));
+    table = table || line.find("flat  flat%") != std::string::npos;
+  }
+  return rows;
+}
+
+TEST(CliSymbolize, PprofNeedsNoBinariesForTallysSymbolizedOutput) {
+  const std::string pprof = find_pprof();
+  TALLY_REQUIRE_PEER(pprof, "google/pprof");
+  TempDir dir;
+  for (const GperfFixture& f : gperf_fixtures()) {
+    SCOPED_TRACE(f.name);
+    const std::string out = dir.file(f.name + ".pb.gz");
+    RunResult r = run_tally({"convert", shared("fixtures/gperf/" + f.name + ".prof"), "--symbolize",
+                             "--binary-path", shared("fixtures/bin"), "--to", "pprof", "-o", out});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    // Without binaries: pprof must not look for them (-symbolize=none) and still show names.
+    RunResult top = run({pprof, "-top", "-nodecount=1000", "-symbolize=none", out});
+    ASSERT_EQ(top.exit_code, 0) << top.err;
+    const std::vector<std::string> want =
+        top_rows(read_text(shared("fixtures/gperf/" + f.name + ".pprof-top.txt")));
+    ASSERT_FALSE(want.empty());
+    EXPECT_EQ(top_rows(top.out), want) << top.out;
+  }
+}
+
+TEST(CliSymbolize, AMissingBinaryIsNamedOnceWithThePathsSearched) {
+  RunResult r = run_tally({"top", shared("fixtures/gperf/split.prof")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The profile names /tmp/tally-fx/bin/split, which is not on this machine.
+  size_t mentions = 0;
+  for (size_t at = r.err.find("split: not found"); at != std::string::npos;
+       at = r.err.find("split: not found", at + 1))
+    ++mentions;
+  EXPECT_EQ(mentions, 1u) << r.err;
+  EXPECT_NE(r.err.find("searched"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("[split+0x"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace tally::test
