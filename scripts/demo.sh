@@ -22,3 +22,6 @@ echo "== as DCPI, one file per image (leaf counts only: the loss is reported)"
 echo "== as a callgrind call graph (callgrind_annotate / KCachegrind open it)"
 "$tally" convert "$out/split.pb.gz" --to callgrind -o "$out/split.callgrind"
 grep -E '^(events|totals):' "$out/split.callgrind"
+echo "== tally top: pprof's table plus the sampling error of each share (symbolized from the"
+echo "   workload's binary when ../shared/fixtures/bin is there)"
+"$tally" top --binary-path ../shared/fixtures/bin demo/split.prof
