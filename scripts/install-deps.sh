@@ -8,6 +8,7 @@ pkgs=(
   protobuf-compiler libprotobuf-dev              # profile.proto (the pprof codec's reference)
   libdw-dev libelf-dev                           # symbolization: ELF symbols, DWARF lines and inlines
   binutils                                       # addr2line: the symbolizer tests' reference
+  chromium                                       # the flame graph test opens the SVG headless
   libgtest-dev libgmock-dev libbenchmark-dev     # tests and benchmarks
   clang libclang-rt-14-dev                       # libFuzzer targets and sanitizer runtimes
   python3                                        # bench scripts

@@ -27,6 +27,11 @@ void add_cat_command(CLI::App& app, Runner& run);
 void add_convert_command(CLI::App& app, Runner& run);
 void add_merge_command(CLI::App& app, Runner& run);
 void add_top_command(CLI::App& app, Runner& run);
+void add_peek_command(CLI::App& app, Runner& run);
+void add_tree_command(CLI::App& app, Runner& run);
+void add_traces_command(CLI::App& app, Runner& run);
+void add_flame_command(CLI::App& app, Runner& run);
+void add_diff_command(CLI::App& app, Runner& run);
 
 // Prints "tally: error: MESSAGE" and returns the exit code for the error's kind.
 int report(const core::Error& error);

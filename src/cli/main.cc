@@ -34,6 +34,11 @@ int main(int argc, char** argv) {
   add_convert_command(app, run);
   add_merge_command(app, run);
   add_top_command(app, run);
+  add_peek_command(app, run);
+  add_tree_command(app, run);
+  add_traces_command(app, run);
+  add_flame_command(app, run);
+  add_diff_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,63 @@
+#include "analyze/report_graph.h"
+
+#include <unordered_map>
+
+namespace tally::analyze {
+
+ReportGraph build_report_graph(const core::Profile& p, const NodeIndex& nodes,
+                               const LocationFilter& filter, size_t value,
+                               const std::vector<uint8_t>* kept) {
+  ReportGraph g;
+  g.flat.assign(nodes.size(), 0);
+  g.cum.assign(nodes.size(), 0);
+  std::unordered_map<uint64_t, size_t> edge_of;
+  // A stamp per node and per edge marks the last sample that counted it (sample index + 1).
+  std::vector<uint64_t> node_stamp(nodes.size(), 0), edge_stamp;
+  for (size_t s = 0; s < p.sample_count(); ++s) {
+    const int64_t w = p.values(s)[value];
+    if (w == 0) continue;
+    const auto stack = p.stack(s);
+    if (!filter.keeps(stack)) continue;
+    bool have_parent = false, residual = false;
+    NodeId parent = 0;
+    // From the root (outermost frame) to the leaf.
+    for (size_t i = stack.size(); i-- > 0;) {
+      const auto ns = nodes.nodes(stack[i]);
+      for (size_t k = ns.size(); k-- > 0;) {
+        const NodeId n = ns[k];
+        if (kept != nullptr && !(*kept)[n]) {
+          residual = true;
+          continue;
+        }
+        if (node_stamp[n] != s + 1) {
+          node_stamp[n] = s + 1;
+          g.cum[n] += w;
+        }
+        if (have_parent && n != parent) {
+          const bool is_inline = k + 1 != ns.size();
+          const uint64_t key = (uint64_t(parent) << 32) | n;
+          auto [it, fresh] = edge_of.try_emplace(key, g.edges.size());
+          if (fresh) {
+            g.edges.push_back({.caller = parent, .callee = n, .weight = 0, .inline_call = is_inline,
+                             .residual = false});
+            edge_stamp.push_back(0);
+          }
+          if (edge_stamp[it->second] != s + 1) {
+            edge_stamp[it->second] = s + 1;
+            GraphEdge& e = g.edges[it->second];
+            e.weight += w;
+            if (residual) e.residual = true;
+            if (!is_inline) e.inline_call = false;
+          }
+        }
+        have_parent = true;
+        parent = n;
+        residual = false;
+      }
+    }
+    if (have_parent && !residual) g.flat[parent] += w;
+  }
+  return g;
+}
+
+}  // namespace tally::analyze

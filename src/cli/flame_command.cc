@@ -1,0 +1,94 @@
+// `tally flame FILE -o out.svg`: an interactive SVG flame graph written by tally itself
+// (analyze/flame_tree.h merges the stacks, analyze/flame_svg.h draws them).
+#include <cstdio>
+#include <memory>
+
+#include "analyze/flame_svg.h"
+#include "analyze/flame_tree.h"
+#include "cli/command.h"
+#include "cli/symbolize_flags.h"
+#include "formats/format.h"
+#include "io/input.h"
+#include "io/output.h"
+
+namespace tally::cli {
+
+namespace {
+
+struct FlameCommandOptions {
+  std::string file;
+  std::string output;
+  analyze::FlameSvgOptions svg;
+  bool no_inlines = false;
+  analyze::NameFilters filters;
+  std::string sample_index;
+  SymbolizeFlags symbolize;
+};
+
+int run_flame(const FlameCommandOptions& opt) {
+  if (opt.svg.width < 100 || opt.svg.width > 100000) {
+    std::fprintf(stderr, "tally: error: --width must be between 100 and 100000 pixels\n");
+    return kUsage;
+  }
+  analyze::FlameTreeOptions tree_options;
+  tree_options.nodes.inlines = !opt.no_inlines;
+  tree_options.filters = opt.filters;
+  tree_options.sample_index = opt.sample_index;
+  tree_options.min_fraction = analyze::min_frame_fraction(opt.svg);
+
+  auto in = io::Input::open(opt.file);
+  if (!in) return report(in.error());
+  core::Diagnostics diagnostics;
+  auto profile = formats::read_profile(std::move(*in), diagnostics, nullptr, /*canonical=*/false);
+  if (!profile) {
+    print_warnings(diagnostics);
+    return report(profile.error());
+  }
+  if (auto st = apply_symbolize_flags(opt.symbolize, *profile, diagnostics); !st) {
+    print_warnings(diagnostics);
+    return report(st.error());
+  }
+  print_warnings(diagnostics);
+  auto tree = analyze::build_flame_tree(*profile, tree_options);
+  if (!tree) return report(tree.error());
+  for (const std::string& w : tree->warnings)
+    std::fprintf(stderr, "tally: warning: %s\n", w.c_str());
+  if (tree->total() <= 0) {
+    std::fprintf(stderr, "tally: error: no samples with a positive value to draw\n");
+    return kUnsupported;
+  }
+  const std::string svg = analyze::render_flame_svg(*tree, opt.svg);
+  if (auto st = io::write_file_atomically(opt.output, svg); !st) return report(st.error());
+  return kOk;
+}
+
+}  // namespace
+
+void add_flame_command(CLI::App& app, Runner& run) {
+  auto opt = std::make_shared<FlameCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "flame", "An interactive SVG flame graph (root at the bottom, callees above their "
+               "callers): click a frame to zoom, Search (or Ctrl-F, or file.svg#s=REGEX) to "
+               "highlight matching frames with their share, hover for details. Frames "
+               "narrower than 0.1 px are merged into their parent.");
+  cmd->add_option("-o,--output", opt->output, "the SVG file, - for standard output")
+      ->required();
+  cmd->add_option("--title", opt->svg.title, "the title at the top (default: Flame Graph)");
+  cmd->add_option("--width", opt->svg.width, "the image width in pixels (default: 1200)");
+  cmd->add_option("--focus", opt->filters.focus,
+                  "keep only samples whose stack has a frame matching REGEX");
+  cmd->add_option("--ignore", opt->filters.ignore,
+                  "drop samples whose stack has a frame matching REGEX");
+  cmd->add_option("--hide", opt->filters.hide, "remove frames matching REGEX from the stacks");
+  cmd->add_option("--show", opt->filters.show, "keep only frames matching REGEX in the stacks");
+  cmd->add_option("--sample-index", opt->sample_index,
+                  "the value for the widths, by name (cpu, samples), type/unit or 0-based "
+                  "index; default: the profile's default type, else the last");
+  cmd->add_flag("--no-inlines", opt->no_inlines,
+                "attribute inlined code to the function it was inlined into");
+  add_symbolize_flags(cmd, opt->symbolize, "local");
+  cmd->add_option("FILE", opt->file, "profile file, or - for standard input")->required();
+  cmd->final_callback([opt, &run] { run = [opt] { return run_flame(*opt); }; });
+}
+
+}  // namespace tally::cli

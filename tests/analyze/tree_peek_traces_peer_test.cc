@@ -1,0 +1,101 @@
+// `tally tree`, `tally peek` and `tally traces` against the real google/pprof (-tree,
+// -peek, -traces) on every pprof fixture: the same header, the same nodes with flat and
+// cum, the same callers and callees with their weights in the same order, and for traces
+// the same samples with the same stacks. Whole reports are compared line by line, after
+// removing tally's "+0xOFFSET" from unsymbolized names (pprof prints "[lib]").
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "support/test_support.h"
+
+namespace tally::test {
+namespace {
+
+std::string without_offsets(const std::string& text) {
+  static const std::regex kOffset(R"(\[([^\]\n]+?)\+0x[0-9a-f]+\])");
+  return std::regex_replace(text, kOffset, "[$1]");
+}
+
+std::vector<std::string> pprof_fixtures() {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(shared("fixtures/gperf")))
+    if (e.path().filename().string().ends_with(".pb.gz")) files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Runs `pprof pprof_args FILE` and `tally tally_args FILE` and compares their output.
+void expect_same(const std::string& file, const std::vector<std::string>& pprof_args,
+                 const std::vector<std::string>& tally_args) {
+  std::vector<std::string> pprof_argv{find_pprof()};
+  pprof_argv.insert(pprof_argv.end(), pprof_args.begin(), pprof_args.end());
+  pprof_argv.push_back(file);
+  const RunResult expected = run(pprof_argv);
+  ASSERT_EQ(expected.exit_code, 0) << expected.err;
+  std::vector<std::string> tally_argv = tally_args;
+  tally_argv.push_back(file);
+  const RunResult actual = run_tally(tally_argv);
+  ASSERT_EQ(actual.exit_code, 0) << actual.err;
+  ASSERT_NE(expected.out.find("---"), std::string::npos) << expected.out;
+  EXPECT_EQ(without_offsets(actual.out), expected.out);
+}
+
+TEST(TreeVsPprof, EveryFixture) {
+  TALLY_REQUIRE_PEER(find_pprof(), "pprof");
+  const auto files = pprof_fixtures();
+  ASSERT_GE(files.size(), 5u);
+  for (const std::string& file : files) {
+    SCOPED_TRACE(file);
+    expect_same(file, {"-tree"}, {"tree"});
+    expect_same(file, {"-tree", "-nodecount=3"}, {"tree", "--nodecount", "3"});
+    expect_same(file, {"-tree", "-cum", "-nodecount=5"}, {"tree", "--cum", "--nodecount", "5"});
+    expect_same(file, {"-tree", "-lines"}, {"tree", "--granularity", "lines"});
+    expect_same(file, {"-tree", "-sample_index=samples"}, {"tree", "--sample-index", "samples"});
+  }
+}
+
+TEST(TreeVsPprof, Filters) {
+  TALLY_REQUIRE_PEER(find_pprof(), "pprof");
+  for (const char* name : {"split", "shlib"}) {
+    const std::string file = shared(std::string("fixtures/gperf/") + name + ".pb.gz");
+    SCOPED_TRACE(name);
+    expect_same(file, {"-tree", "-focus=func_a|lib_hot"}, {"tree", "--focus", "func_a|lib_hot"});
+    expect_same(file, {"-tree", "-ignore=func_[ab]|lib_cold"},
+                {"tree", "--ignore", "func_[ab]|lib_cold"});
+    // Hidden frames are skipped over: main's callers become __libc_start_call_main's.
+    expect_same(file, {"-tree", "-hide=main"}, {"tree", "--hide", "main"});
+    expect_same(file, {"-tree", "-show=func|lib_"}, {"tree", "--show", "func|lib_"});
+  }
+}
+
+TEST(PeekVsPprof, EveryFixture) {
+  TALLY_REQUIRE_PEER(find_pprof(), "pprof");
+  for (const std::string& file : pprof_fixtures()) {
+    SCOPED_TRACE(file);
+    expect_same(file, {"-peek=run_rounds"}, {"peek", "run_rounds"});
+    expect_same(file, {"-peek=main|lib"}, {"peek", "main|lib"});
+    expect_same(file, {"-peek=."}, {"peek", "."});
+    expect_same(file, {"-peek=run", "-addresses"}, {"peek", "run", "--granularity", "addresses"});
+    expect_same(file, {"-peek=start", "-hide=run_rounds"}, {"peek", "start", "--hide", "run_rounds"});
+  }
+}
+
+TEST(TracesVsPprof, EveryFixture) {
+  TALLY_REQUIRE_PEER(find_pprof(), "pprof");
+  for (const std::string& file : pprof_fixtures()) {
+    SCOPED_TRACE(file);
+    expect_same(file, {"-traces"}, {"traces"});
+    expect_same(file, {"-traces", "-lines"}, {"traces", "--granularity", "lines"});
+    expect_same(file, {"-traces", "-sample_index=samples"}, {"traces", "--sample-index", "samples"});
+    expect_same(file, {"-traces", "-focus=func_a|lib_hot"}, {"traces", "--focus", "func_a|lib_hot"});
+    expect_same(file, {"-traces", "-show=func|lib_|run"}, {"traces", "--show", "func|lib_|run"});
+  }
+}
+
+}  // namespace
+}  // namespace tally::test
