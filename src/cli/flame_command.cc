@@ -6,9 +6,7 @@
 #include "analyze/flame_svg.h"
 #include "analyze/flame_tree.h"
 #include "cli/command.h"
-#include "cli/symbolize_flags.h"
-#include "formats/format.h"
-#include "io/input.h"
+#include "cli/report_flags.h"
 #include "io/output.h"
 
 namespace tally::cli {
@@ -19,10 +17,7 @@ struct FlameCommandOptions {
   std::string file;
   std::string output;
   analyze::FlameSvgOptions svg;
-  bool no_inlines = false;
-  analyze::NameFilters filters;
-  std::string sample_index;
-  SymbolizeFlags symbolize;
+  ReportFlags report;
 };
 
 int run_flame(const FlameCommandOptions& opt) {
@@ -31,24 +26,13 @@ int run_flame(const FlameCommandOptions& opt) {
     return kUsage;
   }
   analyze::FlameTreeOptions tree_options;
-  tree_options.nodes.inlines = !opt.no_inlines;
-  tree_options.filters = opt.filters;
-  tree_options.sample_index = opt.sample_index;
+  tree_options.nodes.inlines = !opt.report.no_inlines;
+  tree_options.filters = opt.report.filters;
+  tree_options.sample_index = opt.report.sample_index;
   tree_options.min_fraction = analyze::min_frame_fraction(opt.svg);
 
-  auto in = io::Input::open(opt.file);
-  if (!in) return report(in.error());
-  core::Diagnostics diagnostics;
-  auto profile = formats::read_profile(std::move(*in), diagnostics, nullptr, /*canonical=*/false);
-  if (!profile) {
-    print_warnings(diagnostics);
-    return report(profile.error());
-  }
-  if (auto st = apply_symbolize_flags(opt.symbolize, *profile, diagnostics); !st) {
-    print_warnings(diagnostics);
-    return report(st.error());
-  }
-  print_warnings(diagnostics);
+  auto profile = read_report_profile(opt.file, opt.report);
+  if (!profile) return report(profile.error());
   auto tree = analyze::build_flame_tree(*profile, tree_options);
   if (!tree) return report(tree.error());
   for (const std::string& w : tree->warnings)
@@ -75,18 +59,7 @@ void add_flame_command(CLI::App& app, Runner& run) {
       ->required();
   cmd->add_option("--title", opt->svg.title, "the title at the top (default: Flame Graph)");
   cmd->add_option("--width", opt->svg.width, "the image width in pixels (default: 1200)");
-  cmd->add_option("--focus", opt->filters.focus,
-                  "keep only samples whose stack has a frame matching REGEX");
-  cmd->add_option("--ignore", opt->filters.ignore,
-                  "drop samples whose stack has a frame matching REGEX");
-  cmd->add_option("--hide", opt->filters.hide, "remove frames matching REGEX from the stacks");
-  cmd->add_option("--show", opt->filters.show, "keep only frames matching REGEX in the stacks");
-  cmd->add_option("--sample-index", opt->sample_index,
-                  "the value for the widths, by name (cpu, samples), type/unit or 0-based "
-                  "index; default: the profile's default type, else the last");
-  cmd->add_flag("--no-inlines", opt->no_inlines,
-                "attribute inlined code to the function it was inlined into");
-  add_symbolize_flags(cmd, opt->symbolize, "local");
+  add_report_flags(cmd, opt->report, /*with_granularity=*/false);
   cmd->add_option("FILE", opt->file, "profile file, or - for standard input")->required();
   cmd->final_callback([opt, &run] { run = [opt] { return run_flame(*opt); }; });
 }

@@ -1,0 +1,56 @@
+#include "cli/report_flags.h"
+
+#include <cstdio>
+
+#include "cli/command.h"
+#include "formats/format.h"
+#include "io/input.h"
+
+namespace tally::cli {
+
+void add_report_flags(CLI::App* cmd, ReportFlags& flags, bool with_granularity) {
+  if (with_granularity)
+    cmd->add_option("--granularity", flags.granularity,
+                    "aggregate by functions (default), files, lines or addresses");
+  cmd->add_option("--focus", flags.filters.focus,
+                  "keep only samples whose stack has a frame matching REGEX");
+  cmd->add_option("--ignore", flags.filters.ignore,
+                  "drop samples whose stack has a frame matching REGEX");
+  cmd->add_option("--hide", flags.filters.hide, "remove frames matching REGEX from the stacks");
+  cmd->add_option("--show", flags.filters.show, "keep only frames matching REGEX in the stacks");
+  cmd->add_option("--sample-index", flags.sample_index,
+                  "the value to report, by name (cpu, samples), type/unit or 0-based index; "
+                  "default: the profile's default type, else the last");
+  cmd->add_flag("--no-inlines", flags.no_inlines,
+                "attribute inlined code to the function it was inlined into");
+  add_symbolize_flags(cmd, flags.symbolize, "local");
+}
+
+bool node_options(const ReportFlags& flags, analyze::NodeOptions& nodes) {
+  if (!analyze::parse_granularity(flags.granularity, nodes.granularity)) {
+    std::fprintf(stderr,
+                 "tally: error: --granularity must be functions, files, lines or addresses, "
+                 "not '%s'\n",
+                 flags.granularity.c_str());
+    return false;
+  }
+  nodes.inlines = !flags.no_inlines;
+  return true;
+}
+
+core::Expected<core::Profile> read_report_profile(const std::string& file, const ReportFlags& flags) {
+  auto in = io::Input::open(file);
+  if (!in) return in.error();
+  core::Diagnostics diagnostics;
+  auto profile = formats::read_profile(std::move(*in), diagnostics, nullptr, /*canonical=*/false);
+  if (profile) {
+    if (auto st = apply_symbolize_flags(flags.symbolize, *profile, diagnostics); !st) {
+      print_warnings(diagnostics);
+      return st.error();
+    }
+  }
+  print_warnings(diagnostics);
+  return profile;
+}
+
+}  // namespace tally::cli

@@ -1,0 +1,36 @@
+// What the report commands (top, peek, tree, traces, flame, diff) share: the flags that
+// choose what is counted (--granularity, --focus/--ignore/--hide/--show, --sample-index,
+// --no-inlines, --symbolize, --binary-path) and reading a profile for a report.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "analyze/name_filter.h"
+#include "analyze/nodes.h"
+#include "cli/symbolize_flags.h"
+#include "core/error.h"
+#include "core/profile.h"
+
+namespace tally::cli {
+
+struct ReportFlags {
+  std::string granularity = "functions";
+  bool no_inlines = false;
+  analyze::NameFilters filters;
+  std::string sample_index;
+  SymbolizeFlags symbolize;
+};
+
+// Adds the flags to `cmd`; --granularity only when the report has it.
+void add_report_flags(CLI::App* cmd, ReportFlags& flags, bool with_granularity = true);
+
+// The node options the flags ask for; false (the error printed) for a bad --granularity.
+bool node_options(const ReportFlags& flags, analyze::NodeOptions& nodes);
+
+// Reads FILE (any format, "-" for stdin) for a report: not canonicalized (reports aggregate
+// anyway) and symbolized as the flags say. Warnings are printed.
+core::Expected<core::Profile> read_report_profile(const std::string& file, const ReportFlags& flags);
+
+}  // namespace tally::cli
