@@ -30,14 +30,9 @@
 # parts 2..N ("line N malformed, ignoring"), a dozen per part; they are counted, not shown.
 # MB here is 10^6 bytes.
 set -euo pipefail
+# shellcheck source=measure.sh
+source "$(dirname "${BASH_SOURCE[0]}")/measure.sh"
 
-die() {
-  echo "callgrind_vs_annotate: $*" >&2
-  exit 1
-}
-
-repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${TALLY_BUILD:-$repo_root/build/release}
 valgrind=${VALGRIND:-$(command -v valgrind || true)}
 annotate=${CALLGRIND_ANNOTATE:-$(command -v callgrind_annotate || true)}
 python=${PYTHON:-/usr/bin/python3}
@@ -46,7 +41,6 @@ runs=${RUNS:-3}
 
 [[ $# -eq 0 ]] || die "usage: $0 (no arguments; see the environment variables in the header)"
 [[ $runs =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive integer, got '$runs'"
-tally=$build/src/cli/tally
 parse=$build/bench/callgrind_parse
 [[ -n $valgrind && -x $valgrind ]] || die "no valgrind (apt-get install valgrind), or set VALGRIND"
 [[ -n $annotate && -x $annotate ]] || die "no callgrind_annotate (package valgrind), or set CALLGRIND_ANNOTATE"
@@ -54,8 +48,7 @@ parse=$build/bench/callgrind_parse
 [[ -x /usr/bin/time ]] || command -v python3 >/dev/null ||
   die "need /usr/bin/time or python3 to measure peak memory"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/tally-bench-run.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+make_work
 
 # --- the input: made once (valgrind takes a few minutes) ---
 mkdir -p "$data_dir" || die "cannot create $data_dir"
@@ -91,9 +84,6 @@ bytes=$(stat -c %s "$input")
 expect_parts=$(grep -c '^events:' "$input")
 expect_ir=$(awk '/^totals:/ { s += $2 } END { printf "%.0f", s }' "$input")
 last_summary=$(awk '/^summary:/ { s = $2 } END { printf "%.0f", s }' "$input")
-
-# shellcheck source=measure.sh
-source "$(dirname "${BASH_SOURCE[0]}")/measure.sh"
 
 # --- which tally: the CLI if it reads callgrind, else the parse tool ---
 printf '# callgrind format\nversion: 1\npositions: line\nevents: Ir\nfl=a.c\nfn=main\n1 5\ncfn=f\ncalls=1 9\n2 3\nfn=f\n9 3\n' \

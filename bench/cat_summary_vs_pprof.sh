@@ -18,16 +18,12 @@
 # wrong reader fails the benchmark. MB here is 10^6 bytes.
 set -euo pipefail
 
-die() {
-  echo "cat_summary_vs_pprof: $*" >&2
-  exit 1
-}
+# shellcheck source=measure.sh
+source "$(dirname "${BASH_SOURCE[0]}")/measure.sh"
 
-repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 records=${1:-1000000}
 depth=32
 seed=1
-build=${TALLY_BUILD:-$repo_root/build/release}
 pprof=${PPROF:-/opt/peers/pprof}
 data_dir=${TALLY_BENCH_DATA:-${TMPDIR:-/tmp}/tally-bench}
 runs=${RUNS:-3}
@@ -35,7 +31,6 @@ runs=${RUNS:-3}
 [[ $# -le 1 ]] || die "usage: $0 [RECORDS]"
 [[ $records =~ ^[1-9][0-9]*$ ]] || die "RECORDS must be a positive integer, got '$records'"
 [[ $runs =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive integer, got '$runs'"
-tally=$build/src/cli/tally
 gen=$build/bench/gen_gperf_profile
 [[ -x $tally ]] || die "no tally binary at $tally; build it first, e.g.
   cmake --preset release && cmake --build build/release --target tally gen_gperf_profile
@@ -45,8 +40,7 @@ or point TALLY_BUILD at a build directory"
 command -v python3 >/dev/null || [[ -x /usr/bin/time ]] ||
   die "need /usr/bin/time or python3 to measure peak memory"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/tally-bench-run.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+make_work
 
 # --- the input: generated once per (records, depth, seed, generator build) ---
 mkdir -p "$data_dir" || die "cannot create $data_dir"
@@ -69,9 +63,6 @@ expect_stacks=$(stat_of distinct_stacks)
 expect_pcs=$(stat_of distinct_pcs)
 bytes=$(stat -c %s "$profile")
 [[ $bytes == "$(stat_of bytes)" ]] || die "$profile has $bytes bytes, $stats says otherwise; delete both"
-
-# shellcheck source=measure.sh
-source "$(dirname "${BASH_SOURCE[0]}")/measure.sh"
 
 # --- tally: best of $runs ---
 best_ns=0

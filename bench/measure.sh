@@ -1,6 +1,25 @@
-# measure.sh: sourced by the bench/*_vs_*.sh scripts. Needs $work (a scratch directory) and a
-# die function from the caller.
+# measure.sh: sourced at the top of the bench/*_vs_*.sh scripts, after `set -euo pipefail`.
 #
+# die MESSAGE: prints "SCRIPT: MESSAGE" on stderr and exits 1.
+# repo_root: this checkout; build: $TALLY_BUILD, default <repo>/build/release; tally: the
+# tally binary in it.
+# require_tally: dies when $tally is not built.
+# make_work: sets $work, a scratch directory removed when the script exits.
+die() {
+  echo "$(basename "$0" .sh): $*" >&2
+  exit 1
+}
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${TALLY_BUILD:-$repo_root/build/release}
+tally=$build/src/cli/tally
+require_tally() {
+  [[ -x $tally ]] || die "no tally at $tally (build it, or set TALLY_BUILD)"
+}
+make_work() {
+  work=$(mktemp -d "${TMPDIR:-/tmp}/tally-bench-run.XXXXXX")
+  trap 'rm -rf "$work"' EXIT
+}
+
 # measure OUT CMD...: runs CMD with stdout to OUT and sets WALL_NS (wall time, ns), CPU_S
 # (user + system, s) and RSS_KB (peak resident memory); if CMD fails, shows its stderr and
 # exits. GNU time when installed, else a python3 wrapper around getrusage.

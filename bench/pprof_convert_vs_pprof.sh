@@ -22,15 +22,11 @@
 # a libprotobuf message), the generator 3.5 GB.
 set -euo pipefail
 
-die() {
-  echo "pprof_convert_vs_pprof: $*" >&2
-  exit 1
-}
+# shellcheck source=measure.sh
+source "$(dirname "${BASH_SOURCE[0]}")/measure.sh"
 
-repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 draws=${1:-11700000}
 seed=1
-build=${TALLY_BUILD:-$repo_root/build/release}
 pprof=${PPROF:-/opt/peers/pprof}
 data_dir=${TALLY_BENCH_DATA:-${TMPDIR:-/tmp}/tally-bench}
 runs=${RUNS:-3}
@@ -38,7 +34,6 @@ runs=${RUNS:-3}
 [[ $# -le 1 ]] || die "usage: $0 [DRAWS]"
 [[ $draws =~ ^[1-9][0-9]*$ ]] || die "DRAWS must be a positive integer, got '$draws'"
 [[ $runs =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive integer, got '$runs'"
-tally=$build/src/cli/tally
 gen=$build/bench/gen_pprof_profile
 [[ -x $tally ]] || die "no tally binary at $tally; build it first, e.g.
   cmake --preset release && cmake --build build/release --target tally gen_pprof_profile
@@ -48,8 +43,7 @@ or point TALLY_BUILD at a build directory"
 [[ -x /usr/bin/time ]] || command -v python3 >/dev/null ||
   die "need /usr/bin/time or python3 to measure peak memory"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/tally-bench-run.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+make_work
 
 # --- the input: generated once per (draws, seed, generator build) ---
 mkdir -p "$data_dir" || die "cannot create $data_dir"
@@ -68,9 +62,6 @@ stat_of() {
 }
 bytes=$(stat -c %s "$profile")
 [[ $bytes == "$(stat_of bytes)" ]] || die "$profile has $bytes bytes, $stats says otherwise; delete both"
-
-# shellcheck source=measure.sh
-source "$(dirname "${BASH_SOURCE[0]}")/measure.sh"
 
 # check_output FILE WHO: FILE must hold what the generator wrote.
 check_output() {

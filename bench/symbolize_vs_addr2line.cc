@@ -1,11 +1,14 @@
 // Times tally's symbolizer against `addr2line -f -i -C -e BINARY` on the same set of N
 // unique addresses inside the functions of a big binary (issue 5 aims at >= 10x).
-//   symbolize_vs_addr2line BINARY [N]
+//   symbolize_vs_addr2line BINARY [N] [--dump FILE]
+// --dump FILE writes every address's frames (function, system name, file, line), for
+// comparing two builds of the symbolizer.
 // BINARY: a big library such as /usr/lib/x86_64-linux-gnu/libLLVM-15.so.1 (symbol table
 // only without its debug package) or a big program built with -g (DWARF and inlines).
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -48,8 +51,35 @@ std::vector<Function> functions_of(Elf* elf) {
   return found[0].empty() ? found[1] : found[0];
 }
 
+double cpu_seconds(const rusage& usage) {
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// One line per address (in address order): its frames, innermost first.
+void dump_frames(const tally::core::Profile& profile, const std::string& path) {
+  std::vector<std::pair<uint64_t, std::string>> rows;
+  for (const auto& location : profile.locations) {
+    std::string row;
+    for (const auto& line : location.lines) {
+      const auto& function = profile.function(line.function);
+      row += std::string(profile.str(function.name)) + "|" +
+             std::string(profile.str(function.system_name)) + "|" +
+             std::string(profile.str(function.filename)) + "|" +
+             std::to_string(function.start_line) + "|" + std::to_string(line.line) + "; ";
+    }
+    rows.emplace_back(location.address, std::move(row));
+  }
+  std::sort(rows.begin(), rows.end());
+  FILE* out = std::fopen(path.c_str(), "w");
+  if (out == nullptr) return;
+  for (const auto& [address, row] : rows)
+    std::fprintf(out, "%#llx %s\n", static_cast<unsigned long long>(address), row.c_str());
+  std::fclose(out);
 }
 
 }  // namespace
@@ -61,6 +91,7 @@ int main(int argc, char** argv) {
   }
   const std::string binary = argv[1];
   const size_t wanted = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 20000;
+  const std::string dump_path = argc > 4 && std::string(argv[3]) == "--dump" ? argv[4] : "";
 
   elf_version(EV_CURRENT);
   int fd = open(binary.c_str(), O_RDONLY);
@@ -112,6 +143,7 @@ int main(int argc, char** argv) {
   std::printf("%s: %zu functions, %zu unique addresses\n", binary.c_str(), functions.size(),
               addresses.size());
   double tally_seconds[2] = {0, 0};
+  double tally_cpu[2] = {0, 0};
   unsigned thread_counts[2] = {1, std::max(1u, std::thread::hardware_concurrency())};
   size_t frames = 0;
   for (int i = 0; i < 2; ++i) {
@@ -119,13 +151,19 @@ int main(int argc, char** argv) {
     tally::core::Diagnostics diagnostics;
     tally::symbolize::Options options;
     options.threads = thread_counts[i];
+    rusage before{}, after{};
+    getrusage(RUSAGE_SELF, &before);
     auto start = Clock::now();
     (void)tally::symbolize::symbolize(profile, options, diagnostics);
     tally_seconds[i] = seconds_since(start);
+    getrusage(RUSAGE_SELF, &after);
+    tally_cpu[i] = cpu_seconds(after) - cpu_seconds(before);
     frames = 0;
     for (const auto& l : profile.locations) frames += l.lines.size();
-    std::printf("tally symbolize, %u thread(s): %.3f s (%zu frames)\n", thread_counts[i],
-                tally_seconds[i], frames);
+    std::printf("tally symbolize, %u thread(s): %.3f s (%zu frames, %.3f s cpu, %ld page faults)\n",
+                thread_counts[i], tally_seconds[i], frames,
+                cpu_seconds(after) - cpu_seconds(before), after.ru_minflt - before.ru_minflt);
+    if (i == 1 && !dump_path.empty()) dump_frames(profile, dump_path);
   }
 
   char list[] = "/tmp/tally-sym-bench-XXXXXX";
@@ -140,17 +178,24 @@ int main(int argc, char** argv) {
     return 1;
   close(list_fd);
   std::string command = "addr2line -f -i -C -e '" + binary + "' < " + list + " > /dev/null";
+  rusage children_before{}, children_after{};
+  getrusage(RUSAGE_CHILDREN, &children_before);
   auto start = Clock::now();
   int status = std::system(command.c_str());
   double addr2line_seconds = seconds_since(start);
+  getrusage(RUSAGE_CHILDREN, &children_after);
+  double addr2line_cpu = cpu_seconds(children_after) - cpu_seconds(children_before);
   unlink(list);
   if (status != 0) {
     std::fprintf(stderr, "addr2line failed\n");
     return 1;
   }
-  std::printf("addr2line -f -i -C: %.3f s\n", addr2line_seconds);
-  std::printf("ratio addr2line / tally: %.1fx (1 thread), %.1fx (%u threads)\n",
+  std::printf("addr2line -f -i -C: %.3f s (%.3f s cpu)\n", addr2line_seconds, addr2line_cpu);
+  std::printf("ratio addr2line / tally, wall: %.1fx (1 thread), %.1fx (%u threads)\n",
               addr2line_seconds / tally_seconds[0], addr2line_seconds / tally_seconds[1],
               thread_counts[1]);
+  // CPU time is what a loaded machine distorts least; all threads' time added up.
+  std::printf("ratio addr2line / tally, cpu:  %.1fx (1 thread), %.1fx (%u threads)\n",
+              addr2line_cpu / tally_cpu[0], addr2line_cpu / tally_cpu[1], thread_counts[1]);
   return 0;
 }

@@ -10,26 +10,18 @@
 # TALLY_BENCH_DATA. pprof needs 13 to 18 GB of memory on the default input.
 set -euo pipefail
 
-die() {
-  echo "top_vs_pprof: $*" >&2
-  exit 1
-}
+# shellcheck source=measure.sh
+source "$(dirname "${BASH_SOURCE[0]}")/measure.sh"
 
-repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${TALLY_BUILD:-$repo_root/build/release}
 pprof=${PPROF:-/opt/peers/pprof}
 data_dir=${TALLY_BENCH_DATA:-${TMPDIR:-/tmp}/tally-bench}
 profile=${1:-$data_dir/pprof-11700000-seed1.pb.gz}
-tally=$build/src/cli/tally
 
-[[ -x $tally ]] || die "no tally at $tally (build it, or set TALLY_BUILD)"
+require_tally
 [[ -x $pprof ]] || die "no pprof at $pprof (set PPROF)"
 [[ -f $profile ]] || die "no profile $profile (run pprof_convert_vs_pprof.sh once to make it)"
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-# shellcheck source=measure.sh
-source "$repo_root/bench/measure.sh"
+make_work
 
 measure "$work/tally.txt" "$tally" top --nodecount=20 "$profile"
 tally_wall=$WALL_NS tally_cpu=$CPU_S tally_rss=$RSS_KB

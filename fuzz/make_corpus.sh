@@ -9,9 +9,13 @@
 #   OUTDIR/fuzz_pprof   pprof's -proto fixtures, speedscope's Go profile, and `tally convert
 #                       --to pprof` of the gperf fixtures, all inflated (the target gunzips
 #                       too, but plain bytes let the fuzzer mutate the message itself)
+#   OUTDIR/fuzz_dwarf_unwind  zeros and pseudo-random bytes (registers and stack words)
 #   OUTDIR/fuzz_callgrind  valgrind's callgrind fixtures (../shared/fixtures/callgrind), the
 #                       `pprof -callgrind` ones, and the conformance callgrind files, each
 #                       cut at the last line end within 60 kB (run_all.sh's -max_len is 64 KiB)
+#   OUTDIR/fuzz_perf_records  a perf ring of every record type tally record reads
+#   OUTDIR/fuzz_image_index  a profile database index (DIR/index.tsv) of two images
+#   OUTDIR/fuzz_inflated_elf  small objects with zlib-compressed DWARF (cc -g -gz=zlib)
 # The tally binary is $TALLY, else `tally` on PATH, else the first one built under build/.
 # The fixtures are in $TALLY_SHARED_DIR, else ../shared beside the repository.
 set -euo pipefail
@@ -95,6 +99,70 @@ for cg in "$shared"/fixtures/callgrind/callgrind.out.* "$shared"/fixtures/gperf/
 done
 cp "$out/fuzz_callgrind/callgrind.callgrind.out.split.jumps" "$out/fuzz_detect/split.callgrind"
 
+# The unwinder's inputs are registers and stack words (fuzz_dwarf_unwind.cc aims each by its
+# low bits): zeros, and a fixed pseudo-random 2 KiB.
+mkdir -p "$out/fuzz_dwarf_unwind"
+head -c 2048 /dev/zero > "$out/fuzz_dwarf_unwind/zeros"
+LC_ALL=C awk 'BEGIN { srand(6); for (i = 0; i < 2048; ++i) printf "%c", int(rand() * 256) }' \
+  > "$out/fuzz_dwarf_unwind/random"
+# The fixture binaries' line programs, and their .debug_info + .debug_abbrev back to back
+# in halves of one size (fuzz_dwarf_readers splits its input in half for DieWalker).
+mkdir -p "$out/fuzz_dwarf_readers"
+for elf in "$shared"/fixtures/bin/split "$shared"/fixtures/bin/libtallywork.so; do
+  name=$(basename "$elf")
+  seeds=$out/fuzz_dwarf_readers
+  objcopy --dump-section .debug_line="$seeds/$name.line" "$elf" /dev/null 2>/dev/null || true
+  if objcopy --dump-section .debug_info="$seeds/info" --dump-section .debug_abbrev="$seeds/abbrev" \
+       "$elf" /dev/null 2>/dev/null; then
+    # Two halves of one size: the unit (cut), then the abbreviations, zero-padded.
+    head -c 4000 "$seeds/info" > "$seeds/info.cut"
+    size=$(( $(wc -c < "$seeds/info.cut") > $(wc -c < "$seeds/abbrev") ?
+             $(wc -c < "$seeds/info.cut") : $(wc -c < "$seeds/abbrev") ))
+    truncate -s "$size" "$seeds/info.cut" "$seeds/abbrev"
+    cat "$seeds/info.cut" "$seeds/abbrev" > "$seeds/$name.dies"
+    rm -f "$seeds/info.cut"
+  fi
+  rm -f "$seeds/info" "$seeds/abbrev"
+done
+mkdir -p "$out/fuzz_perf_records"
+# A ring of the records tally record reads (MMAP2 with a build id, COMM exec, FORK, two
+# SAMPLEs with callchains, LOST, EXIT), behind the target's 16-byte layout header (IP, TID,
+# TIME, CPU, PERIOD, IDENTIFIER, CALLCHAIN, sample_id_all; head = the records' size),
+# padded with zeros to a 1 KiB ring.
+perf_ring_hex="\
+8f0310000802000000000000000000000a00000000407800050000000500000000004000000000000000010000000000\
+000000000000000003000000aabbcc000000000000000000000000000000000005000000020000002f62696e2f776f72\
+6b6c6f616400000005000000050000000a00000000000000000000000000000001000000000000000300000000204000\
+0500000005000000776f726b6c6f6164000000000000000005000000050000000b000000000000000000000000000000\
+01000000000000000700000000004000050000000500000006000000050000000c000000000000000500000005000000\
+0c0000000000000000000000000000000100000000000000090000000200580001000000000000001010400000000000\
+05000000060000000d00000000000000010000000000000040420f0000000000030000000000000000feffffffffffff\
+101040000000000020204000000000000900000002004000010000000000000010104000000000000500000005000000\
+0e00000000000000000000000000000040420f0000000000000000000000000002000000000038000100000000000000\
+020000000000000005000000050000000f00000000000000000000000000000001000000000000000400000000004000\
+050000000500000006000000050000001000000000000000050000000600000010000000000000000000000000000000\
+0100000000000000"
+{ printf "$(printf '%s' "$perf_ring_hex" | sed 's/../\\x&/g')"
+  head -c $((1040 - ${#perf_ring_hex} / 2)) /dev/zero; } > "$out/fuzz_perf_records/ring.bin"
+
+# The profile database's index: two images, one known by a hash, an escaped path.
+mkdir -p "$out/fuzz_image_index"
+printf '# tally profile database: images by id\n# id\tbuild-id\tdevice\tinode\tsize\tmtime-ns\tpath\n%s\n%s\n' \
+  "$(printf '85115c0d985f0b0603c2adb7d1a83899a0b46b11\t85115c0d985f0b0603c2adb7d1a83899a0b46b11\t0:0\t0\t0\t0\t/bin/split')" \
+  "$(printf '664af5d8ce1908bb\t-\t8:1\t1234\t4096\t1700000000000000000\t/tmp/a b\\\\tc')" \
+  > "$out/fuzz_image_index/index.tsv"
+
+# Small ELF objects whose DWARF is zlib-compressed (SHF_COMPRESSED), as -dbg files ship it.
+mkdir -p "$out/fuzz_inflated_elf"
+printf 'static int twice(int x) { return 2 * x; }\nint f(int x) { return twice(x) + 1; }\n' \
+  > "$out/fuzz_inflated_elf/small.c"
+for level in 0 2; do
+  cc -g -gz=zlib -O$level -c "$out/fuzz_inflated_elf/small.c" \
+     -o "$out/fuzz_inflated_elf/small-O$level.o" 2>/dev/null || true
+done
+rm -f "$out/fuzz_inflated_elf/small.c"
+
 echo "make_corpus.sh: $(ls "$out/fuzz_gperf" | wc -l) gperf, $(ls "$out/fuzz_dcpi" | wc -l) dcpi," \
      "$(ls "$out/fuzz_detect" | wc -l) detect, $(ls "$out/fuzz_folded" | wc -l) folded," \
-     "$(ls "$out/fuzz_pprof" | wc -l) pprof, $(ls "$out/fuzz_callgrind" | wc -l) callgrind seeds in $out"
+     "$(ls "$out/fuzz_pprof" | wc -l) pprof, $(ls "$out/fuzz_callgrind" | wc -l) callgrind," \
+     "$(ls "$out/fuzz_perf_records" | wc -l) perf records seeds in $out"

@@ -12,7 +12,9 @@ fi
 build=$(cd "$1" && pwd)
 seconds=${2:-30}
 here=$(cd "$(dirname "$0")" && pwd)
-targets=(fuzz_gperf fuzz_dcpi fuzz_detect fuzz_folded fuzz_perfscript fuzz_pprof fuzz_callgrind)
+targets=(fuzz_gperf fuzz_dcpi fuzz_detect fuzz_folded fuzz_perfscript fuzz_pprof fuzz_callgrind
+         fuzz_dwarf_unwind fuzz_dwarf_readers fuzz_perf_records fuzz_image_index
+         fuzz_inflated_elf)
 
 seeds=$(mktemp -d)
 trap 'rm -rf "$seeds"' EXIT

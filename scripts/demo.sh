@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# demo.sh: set up on a fresh Debian 12 machine, build tally (release), and run the main job
-# on the bundled demo profile: read it, convert it between formats, print summaries.
+# demo.sh: set up on a fresh Debian 12 machine, build tally (release), record the bundled
+# workload (demo/workload.cc) with `tally record` and show where its time went with
+# `tally top`; then read the bundled demo profile, convert it between formats, print summaries.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -9,6 +10,10 @@ cmake --build --preset release
 tally=build/release/src/cli/tally
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
+echo "== tally record: sample the bundled workload (decode/transform/compress/checksum do"
+echo "   40/30/20/10% of its work), then tally top on the profile it wrote"
+"$tally" record -o "$out/demo.pb.gz" -- build/release/demo/demo_workload
+"$tally" top "$out/demo.pb.gz"
 echo "== the bundled gperftools profile (demo/split.prof: func_a/b/c/d burn 40/30/20/10%)"
 "$tally" cat --summary demo/split.prof
 echo "== as pprof's profile.proto (google/pprof reads it: pprof -top $out/split.pb.gz)"

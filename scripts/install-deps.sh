@@ -7,8 +7,12 @@ pkgs=(
   libfmt-dev libcli11-dev zlib1g-dev             # formatting, command line, gzip
   protobuf-compiler libprotobuf-dev              # profile.proto (the pprof codec's reference)
   libdw-dev libelf-dev                           # symbolization: ELF symbols, DWARF lines and inlines
+  libdeflate-dev                                 # symbolization: fast inflating of compressed debug sections; gunzip of .gz inputs
+  nlohmann-json3-dev                             # tally stat --json
+  libcapstone-dev                                # tally disasm: the instructions (no objdump)
   binutils                                       # addr2line: the symbolizer tests' reference
   chromium                                       # the flame graph test opens the SVG headless
+  libc6-dbg                                      # libc's separate debug file: symbolizer test of a stripped library
   libgtest-dev libgmock-dev libbenchmark-dev     # tests and benchmarks
   clang libclang-rt-14-dev                       # libFuzzer targets and sanitizer runtimes
   python3                                        # bench scripts

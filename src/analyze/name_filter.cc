@@ -38,6 +38,14 @@ bool location_matches(const core::Profile& p, const core::Location& loc, const s
 
 }  // namespace
 
+core::Expected<std::regex> compile_report_regex(const std::string& text) {
+  try {
+    return std::regex(text, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    return core::Error{"invalid regex '" + text + "': " + e.what(), core::ErrorKind::invalid_input};
+  }
+}
+
 std::vector<std::string> NameFilters::active() const {
   std::vector<std::string> out;
   if (!focus.empty()) out.push_back("focus=" + focus);

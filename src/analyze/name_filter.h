@@ -17,6 +17,10 @@
 
 namespace tally::analyze {
 
+// A report's REGEX argument (peek, list, disasm), compiled as the filters are; an invalid
+// one is an invalid_input error naming it.
+core::Expected<std::regex> compile_report_regex(const std::string& text);
+
 struct NameFilters {
   std::string focus, ignore, hide, show;
   bool any() const { return !focus.empty() || !ignore.empty() || !hide.empty() || !show.empty(); }

@@ -6,6 +6,7 @@
 
 #include "analyze/name_filter.h"
 #include "core/hash.h"
+#include "core/id_table.h"
 
 namespace tally::analyze {
 
@@ -88,11 +89,42 @@ NodeIndex::NodeIndex(const core::Profile& profile, const NodeOptions& options,
     return it->second;
   };
 
-  std::unordered_map<NodeKey, NodeId, NodeKeyHash> ids;
+  // The nodes' keys, by id: a table of ids, compared against keys_.
+  core::IdTable ids;
+  ids.reserve(profile.functions.size() + profile.mappings.size() + 16);
+  // By function, about one node each: sized once, not doubled (40 bytes a key).
+  keys_.reserve(profile.functions.size() + profile.mappings.size() + 16);
   auto intern = [&](const NodeKey& key) {
-    auto [it, fresh] = ids.try_emplace(key, static_cast<NodeId>(keys_.size()));
+    bool fresh = false;
+    const auto next = static_cast<NodeId>(keys_.size());
+    const NodeId id = ids.find_or_insert(
+        NodeKeyHash()(key), [&](NodeId n) { return keys_[n] == key; }, next, fresh);
     if (fresh) keys_.push_back(key);
-    return it->second;
+    return id;
+  };
+
+  // What a function contributes to its lines' keys, worked out once per function; and,
+  // when that is the whole key (no line, address or object in it), its node.
+  struct FunctionPart {  // 16 bytes: one per function, and profiles have 100k
+    core::StringId name = 0;
+    uint32_t file = 0;
+    NodeId node = 0;
+    bool known = false;
+    bool named = false;
+    bool has_node = false;
+  };
+  std::vector<FunctionPart> parts(profile.functions.size() + 1);
+  const bool node_per_function = !keep_line && !keep_address && !options.object_names;
+  auto part_of = [&](core::FunctionId id) -> FunctionPart& {
+    FunctionPart& part = parts[id];
+    if (!part.known) {
+      part.known = true;
+      const core::Function& f = profile.function(id);
+      part.named = keep_name && !profile.str(f.name).empty();
+      if (part.named) part.name = f.name;
+      if (keep_file) part.file = file_index(f.filename);
+    }
+    return part;
   };
 
   ranges_.resize(profile.locations.size());
@@ -112,17 +144,28 @@ NodeIndex::NodeIndex(const core::Profile& profile, const NodeOptions& options,
     for (const core::Line& line : lines) {
       NodeKey key{.address = address};
       if (line.function != 0) {
-        const core::Function& f = profile.function(line.function);
-        if (keep_name && !profile.str(f.name).empty()) key.name = f.name;
-        if (keep_file) key.file = file_index(f.filename);
-        if (keep_line) key.line = line.line;
-        if (key.name == 0) {  // pprof keeps the object and start line of nameless frames
-          key.objfile = objfile;
-          key.start_line = f.start_line;
+        FunctionPart& part = part_of(line.function);
+        if (part.has_node) {
+          node_pool_.push_back(part.node);
+          continue;
         }
-      } else {
-        key.objfile = objfile;
+        key.name = part.name;
+        key.file = part.file;
+        if (keep_line) key.line = line.line;
+        // pprof keeps the object and start line of nameless frames, and of all with ObjNames
+        if (!part.named || options.object_names) {
+          key.objfile = objfile;
+          key.start_line = profile.function(line.function).start_line;
+        }
+        const NodeId node = intern(key);
+        if (part.named && node_per_function) {
+          part.node = node;
+          part.has_node = true;
+        }
+        node_pool_.push_back(node);
+        continue;
       }
+      key.objfile = objfile;
       node_pool_.push_back(intern(key));
     }
     ranges_[i].size = static_cast<uint32_t>(node_pool_.size() - ranges_[i].begin);

@@ -24,6 +24,9 @@ bool parse_granularity(std::string_view name, Granularity& out);
 struct NodeOptions {
   Granularity granularity = Granularity::functions;
   bool inlines = true;  // false: pprof's -noinlines, only the outermost line of a location
+  // Keep the object file and the function's start line in every node's key, not only in
+  // nameless ones (pprof's ObjNames, set for -list and -disasm).
+  bool object_names = false;
 };
 
 using NodeId = uint32_t;
@@ -54,6 +57,8 @@ class NodeIndex {
   }
   size_t size() const { return keys_.size(); }
   const NodeKey& key(NodeId n) const { return keys_[n]; }
+  // The node's source file, cleaned ("" when none or not kept by the granularity).
+  const std::string& file(NodeId n) const { return files_[keys_[n].file]; }
   // pprof's printable name: "%016x " address, function, "file:line" or file, else
   // "[mapping file base name]", else "<unknown>".
   std::string name(NodeId n) const;

@@ -63,13 +63,8 @@ core::Expected<TreeReport> call_graph_tree(const core::Profile& p, const PeekOpt
 }  // namespace
 
 core::Expected<TreeReport> compute_peek(const core::Profile& p, const PeekOptions& options) {
-  std::regex pattern;
-  try {
-    pattern = std::regex(options.regex, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    return core::Error{"invalid regex '" + options.regex + "': " + e.what(),
-                       core::ErrorKind::invalid_input};
-  }
+  auto pattern = compile_report_regex(options.regex);
+  if (!pattern) return pattern.error();
   core::Expected<TreeReport> report = core::Error{"", core::ErrorKind::invalid_input};
   if (p.call_graph.present) {
     if (options.filters.any())
@@ -90,7 +85,7 @@ core::Expected<TreeReport> compute_peek(const core::Profile& p, const PeekOption
   }
   if (!report) return report;
   std::erase_if(report->entries,
-                [&](const TreeEntry& e) { return !std::regex_search(e.name, pattern); });
+                [&](const TreeEntry& e) { return !std::regex_search(e.name, *pattern); });
   if (report->entries.empty())
     return core::Error{"no matches found for regexp: " + options.regex,
                        core::ErrorKind::invalid_input};

@@ -4,6 +4,38 @@
 
 namespace tally::analyze {
 
+NodeSums sum_nodes(const core::Profile& p, const NodeIndex& nodes, const LocationFilter& filter,
+                   size_t value, size_t count) {
+  NodeSums sums(nodes.size());
+  // A stamp per node marks the last sample that counted it (sample index + 1).
+  std::vector<uint64_t> stamp(nodes.size(), 0);
+  for (size_t s = 0; s < p.sample_count(); ++s) {
+    const auto values = p.values(s);
+    const int64_t w = values[value];
+    if (w == 0) continue;
+    const auto stack = p.stack(s);
+    if (!filter.keeps(stack)) continue;
+    bool have_leaf = false;
+    NodeId leaf = 0;
+    for (core::LocationId loc : stack) {
+      for (NodeId n : nodes.nodes(loc)) {
+        if (!have_leaf) {
+          have_leaf = true;
+          leaf = n;
+        }
+        if (stamp[n] == s + 1) continue;
+        stamp[n] = s + 1;
+        sums.cum[n] += w;
+      }
+    }
+    if (have_leaf) {
+      sums.flat[leaf] += w;
+      sums.flat_samples[leaf] += values[count];
+    }
+  }
+  return sums;
+}
+
 ReportGraph build_report_graph(const core::Profile& p, const NodeIndex& nodes,
                                const LocationFilter& filter, size_t value,
                                const std::vector<uint8_t>* kept) {

@@ -29,6 +29,15 @@ struct ReportGraph {
 
 // `kept` (per node, may be null: all) selects the nodes of the graph; samples that
 // `filter` drops or whose `value` is 0 are skipped.
+// Only each node's flat and cum (no edges), and the flat counted in samples of value
+// `count` (for top's interval): the part of the graph that top, list and disasm need.
+struct NodeSums {
+  std::vector<int64_t> flat, cum, flat_samples;
+  explicit NodeSums(size_t n) : flat(n), cum(n), flat_samples(n) {}
+};
+NodeSums sum_nodes(const core::Profile& profile, const NodeIndex& nodes,
+                   const LocationFilter& filter, size_t value, size_t count);
+
 ReportGraph build_report_graph(const core::Profile& profile, const NodeIndex& nodes,
                                const LocationFilter& filter, size_t value,
                                const std::vector<uint8_t>* kept);

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "analyze/report_graph.h"
 #include "analyze/units.h"
 #include "core/sample_counts.h"
 
@@ -27,43 +28,6 @@ std::string_view call_graph_command(const core::Profile& p) {
   for (const auto& [key, text] : p.call_graph.parts.front().header)
     if (key == "cmd") return text;
   return {};
-}
-
-// Per-node sums over the samples.
-struct NodeSums {
-  std::vector<int64_t> flat, cum, flat_samples;
-  explicit NodeSums(size_t n) : flat(n), cum(n), flat_samples(n) {}
-};
-
-// Stack samples: flat to the innermost frame of the first location left after hide/show;
-// cum once per node per sample (a stamp per node marks the last sample that counted it).
-void sum_stacks(const core::Profile& p, const NodeIndex& nodes, const LocationFilter& filter,
-                size_t value, size_t count, NodeSums& sums) {
-  std::vector<uint64_t> stamp(nodes.size(), 0);
-  for (size_t s = 0; s < p.sample_count(); ++s) {
-    const auto values = p.values(s);
-    const int64_t w = values[value];
-    if (w == 0) continue;
-    const auto stack = p.stack(s);
-    if (!filter.keeps(stack)) continue;
-    bool have_leaf = false;
-    NodeId leaf = 0;
-    for (core::LocationId loc : stack) {
-      for (NodeId n : nodes.nodes(loc)) {
-        if (!have_leaf) {
-          have_leaf = true;
-          leaf = n;
-        }
-        if (stamp[n] == s + 1) continue;
-        stamp[n] = s + 1;
-        sums.cum[n] += w;
-      }
-    }
-    if (have_leaf) {
-      sums.flat[leaf] += w;
-      sums.flat_samples[leaf] += values[count];
-    }
-  }
 }
 
 // Call-graph profiles: self costs are one-frame samples. callgrind_annotate's inclusive
@@ -121,10 +85,10 @@ void sum_call_graph(const core::Profile& p, const NodeIndex& nodes, Granularity 
 // pprof's "(inline)" marks: an edge parent -> n is inline when n is never the outermost
 // frame of its location on it; a node with only inline edges in is "(inline)", with both
 // kinds "(partial-inline)". Only the kept nodes take part (the rest are skipped over).
-std::vector<std::string> inline_labels(const core::Profile& p, const NodeIndex& nodes,
+std::vector<const char*> inline_labels(const core::Profile& p, const NodeIndex& nodes,
                                        const LocationFilter& filter, size_t value,
                                        const std::vector<uint8_t>& kept) {
-  std::vector<std::string> labels(nodes.size());
+  std::vector<const char*> labels(nodes.size(), "");
   if (!nodes.has_inline_frames()) return labels;
   std::unordered_map<uint64_t, bool> edge_inline;
   std::vector<uint64_t> seen;
@@ -217,10 +181,10 @@ core::Expected<TopReport> compute_top(const core::Profile& p, const TopOptions& 
   for (const std::string& f : filter->unmatched())
     report.warnings.push_back("no frame matches the --" + f + " regex");
   const NodeIndex nodes(p, options.nodes, &*filter);
-  NodeSums sums(nodes.size());
-  if (report.call_graph)
-    sum_call_graph(p, nodes, options.nodes.granularity, *value, count, sums);
-  else sum_stacks(p, nodes, *filter, *value, count, sums);
+  // Made once (not a zeroed set replaced by sum_nodes' own): these are the peak's.
+  NodeSums sums = report.call_graph ? NodeSums(nodes.size())
+                                    : sum_nodes(p, nodes, *filter, *value, count);
+  if (report.call_graph) sum_call_graph(p, nodes, options.nodes.granularity, *value, count, sums);
 
   // Drop nodes whose cum is under node_fraction of the graph's flat sum.
   std::vector<NodeId> present;
@@ -240,8 +204,14 @@ core::Expected<TopReport> compute_top(const core::Profile& p, const TopOptions& 
       abs64(static_cast<int64_t>(static_cast<double>(report.total) * options.node_fraction));
   report.nodes_before_count = kept.size();
 
-  std::vector<std::string> names(nodes.size());
-  for (NodeId n : kept) names[n] = nodes.name(n);
+  // Names for the kept nodes only: a profile may have 100k nodes, the report a few hundred.
+  std::vector<uint32_t> name_slot(nodes.size(), 0);
+  std::vector<std::string> kept_names(kept.size());
+  for (size_t i = 0; i < kept.size(); ++i) {
+    name_slot[kept[i]] = static_cast<uint32_t>(i);
+    kept_names[i] = nodes.name(kept[i]);
+  }
+  auto name = [&](NodeId n) -> const std::string& { return kept_names[name_slot[n]]; };
   auto by_key = [&](NodeId a, NodeId b) {
     const NodeKey &x = nodes.key(a), &y = nodes.key(b);
     return std::tie(x.address, x.line, x.start_line, x.file, x.objfile) <
@@ -249,13 +219,13 @@ core::Expected<TopReport> compute_top(const core::Profile& p, const TopOptions& 
   };
   auto flat_order = [&](NodeId a, NodeId b) {
     if (abs64(sums.flat[a]) != abs64(sums.flat[b])) return abs64(sums.flat[a]) > abs64(sums.flat[b]);
-    if (names[a] != names[b]) return names[a] < names[b];
+    if (name(a) != name(b)) return name(a) < name(b);
     if (abs64(sums.cum[a]) != abs64(sums.cum[b])) return abs64(sums.cum[a]) > abs64(sums.cum[b]);
     return by_key(a, b);
   };
   auto cum_order = [&](NodeId a, NodeId b) {
     if (abs64(sums.cum[a]) != abs64(sums.cum[b])) return abs64(sums.cum[a]) > abs64(sums.cum[b]);
-    if (names[a] != names[b]) return names[a] < names[b];
+    if (name(a) != name(b)) return name(a) < name(b);
     if (abs64(sums.flat[a]) != abs64(sums.flat[b])) return abs64(sums.flat[a]) > abs64(sums.flat[b]);
     return by_key(a, b);
   };
@@ -265,13 +235,13 @@ core::Expected<TopReport> compute_top(const core::Profile& p, const TopOptions& 
 
   std::vector<uint8_t> is_kept(nodes.size(), 0);
   for (NodeId n : kept) is_kept[n] = 1;
-  const std::vector<std::string> labels =
-      report.call_graph ? std::vector<std::string>(nodes.size())
+  const std::vector<const char*> labels =
+      report.call_graph ? std::vector<const char*>(nodes.size(), "")
                         : inline_labels(p, nodes, *filter, *value, is_kept);
 
   int64_t min_value = 0;
   for (NodeId n : kept) {
-    report.rows.push_back({.name = std::move(names[n]),
+    report.rows.push_back({.name = name(n),
                            .inline_label = labels[n],
                            .flat = sums.flat[n],
                            .cum = sums.cum[n],

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <unordered_map>
+
 #include "analyze/top.h"
 #include "analyze/top_text.h"
 #include "analyze/units.h"
@@ -11,6 +14,53 @@ namespace tally::analyze {
 namespace {
 
 const char* kSeparator = "-----------+-------------------------------------------------------";
+
+// pprof's unit per numeric label key (its NumLabelUnits): the first unit a sample gives
+// for the key; with none, "bytes" for "alignment" and "request", else the key itself.
+std::unordered_map<core::StringId, std::string> numeric_label_units(const core::Profile& p) {
+  std::unordered_map<core::StringId, std::string> units;
+  for (size_t s = 0; s < p.sample_count(); ++s)
+    for (const core::Label& l : p.labels(s)) {
+      if (l.str != 0) continue;
+      auto [it, fresh] = units.try_emplace(l.key);
+      if (it->second.empty() && l.num_unit != 0) it->second = p.str(l.num_unit);
+    }
+  for (auto& [key, unit] : units) {
+    if (!unit.empty()) continue;
+    const std::string_view name = p.str(key);
+    unit = name == "alignment" || name == "request" ? "bytes" : std::string(name);
+  }
+  return units;
+}
+
+// One sample's label lines as pprof prints them: "%10s:  v1 v2" per key, the string
+// keys' lines sorted, then the numeric keys' lines sorted.
+std::vector<std::string> label_lines(
+    const core::Profile& p, std::span<const core::Label> labels,
+    const std::unordered_map<core::StringId, std::string>& units) {
+  std::vector<std::pair<core::StringId, std::string>> text, numeric;  // key, values
+  auto add = [](auto& group, core::StringId key, std::string_view value) {
+    auto it = std::find_if(group.begin(), group.end(), [&](const auto& g) { return g.first == key; });
+    if (it == group.end()) {
+      group.emplace_back(key, std::string(value));
+    } else {
+      it->second += ' ';
+      it->second += value;
+    }
+  };
+  for (const core::Label& l : labels) {
+    if (l.str != 0) add(text, l.key, p.str(l.str));
+    else add(numeric, l.key, scaled_label(l.num, units.at(l.key), "auto"));
+  }
+  std::vector<std::string> lines;
+  for (auto* group : {&text, &numeric}) {
+    const size_t first = lines.size();
+    for (const auto& [key, values] : *group)
+      lines.push_back(fmt::format("{:>10}:  {}", p.str(key), values));
+    std::sort(lines.begin() + static_cast<std::ptrdiff_t>(first), lines.end());
+  }
+  return lines;
+}
 
 }  // namespace
 
@@ -43,6 +93,7 @@ core::Expected<TracesReport> compute_traces(const core::Profile& p, const Traces
   const NodeIndex nodes(p, options.nodes, &*filter);
   std::vector<std::string> names(nodes.size());
   std::vector<uint8_t> named(nodes.size(), 0);
+  const auto label_units = numeric_label_units(p);
   for (size_t s = 0; s < p.sample_count(); ++s) {
     const auto stack = p.stack(s);
     if (!filter->keeps(stack)) continue;
@@ -59,7 +110,9 @@ core::Expected<TracesReport> compute_traces(const core::Profile& p, const Traces
         trace.frames.push_back({.name = names[n], .inline_frame = k + 1 != ns.size()});
       }
     }
-    if (!trace.frames.empty()) report.traces.push_back(std::move(trace));
+    if (trace.frames.empty()) continue;
+    trace.labels = label_lines(p, p.labels(s), label_units);
+    report.traces.push_back(std::move(trace));
   }
   return report;
 }
@@ -73,6 +126,10 @@ std::string format_traces(const TracesReport& r) {
   for (const Trace& t : r.traces) {
     out += kSeparator;
     out += '\n';
+    for (const std::string& line : t.labels) {
+      out += line;
+      out += '\n';
+    }
     for (size_t i = 0; i < t.frames.size(); ++i) {
       const std::string value =
           i == 0 ? scaled_label(t.value, r.sample_unit, "minimum") : std::string();

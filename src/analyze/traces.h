@@ -2,7 +2,8 @@
 // value and its stack leaf first (inlined frames marked "(inline)"). Samples are not
 // merged: two samples with the same functions but different addresses stay two traces,
 // as in pprof. Focus/ignore drop samples, hide/show drop frames; a sample left with no
-// frame is not shown. Stack profiles only (a call graph has no stacks).
+// frame is not shown. Each trace shows its sample's labels above the stack, as pprof
+// does. Stack profiles only (a call graph has no stacks).
 #pragma once
 
 #include <cstdint>
@@ -29,6 +30,9 @@ struct TraceFrame {
 
 struct Trace {
   int64_t value = 0;
+  // pprof's label lines ("      comm:  split"): string labels, then numeric ones (with
+  // their unit), each group sorted as text; several values of one key on one line.
+  std::vector<std::string> labels;
   std::vector<TraceFrame> frames;  // leaf first
 };
 

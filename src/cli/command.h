@@ -32,6 +32,13 @@ void add_tree_command(CLI::App& app, Runner& run);
 void add_traces_command(CLI::App& app, Runner& run);
 void add_flame_command(CLI::App& app, Runner& run);
 void add_diff_command(CLI::App& app, Runner& run);
+void add_record_command(CLI::App& app, Runner& run);
+void add_stat_command(CLI::App& app, Runner& run);
+void add_daemon_command(CLI::App& app, Runner& run);
+void add_flush_command(CLI::App& app, Runner& run);
+void add_epoch_command(CLI::App& app, Runner& run);
+void add_list_command(CLI::App& app, Runner& run);
+void add_disasm_command(CLI::App& app, Runner& run);
 
 // Prints "tally: error: MESSAGE" and returns the exit code for the error's kind.
 int report(const core::Error& error);

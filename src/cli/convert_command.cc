@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/db_flags.h"
 #include "cli/output.h"
 #include "cli/symbolize_flags.h"
 #include "formats/format.h"
@@ -23,6 +24,7 @@ struct ConvertOptions {
   bool compress_names = true;
   bool compress_positions = true;
   SymbolizeFlags symbolize;
+  store::Selection db;
 };
 
 int run_convert(const ConvertOptions& opt) {
@@ -32,18 +34,26 @@ int run_convert(const ConvertOptions& opt) {
                  opt.to.c_str(), formats::writable_format_names().c_str());
     return kUsage;
   }
-  auto in = io::Input::open(opt.input);
-  if (!in) return report(in.error());
+  if (!check_profile_source(opt.input, opt.db)) return kUsage;
   core::Diagnostics diagnostics;
-  const std::string name = in->name();
-  auto profile = formats::read_profile(std::move(*in), diagnostics);
-  if (!profile) {
-    print_warnings(diagnostics);
-    return report(profile.error());
-  }
-  if (auto st = apply_symbolize_flags(opt.symbolize, *profile, diagnostics); !st) {
-    print_warnings(diagnostics);
-    return report(st.error());
+  std::string name = opt.db.db;
+  core::Expected<core::Profile> profile = core::Profile{};
+  if (using_db(opt.db)) {
+    profile = read_db_selection(opt.db, opt.symbolize);
+    if (!profile) return report(profile.error());
+  } else {
+    auto in = io::Input::open(opt.input);
+    if (!in) return report(in.error());
+    name = in->name();
+    profile = formats::read_profile(std::move(*in), diagnostics);
+    if (!profile) {
+      print_warnings(diagnostics);
+      return report(profile.error());
+    }
+    if (auto st = apply_symbolize_flags(opt.symbolize, *profile, diagnostics); !st) {
+      print_warnings(diagnostics);
+      return report(st.error());
+    }
   }
   auto files = formats::write_profile(std::move(*profile), *format, diagnostics,
                                         {.value = opt.value,
@@ -67,7 +77,7 @@ void add_convert_command(CLI::App& app, Runner& run) {
   CLI::App* cmd = app.add_subcommand(
       "convert", "Convert a profile to another format. The input format is detected from its "
                  "content; whatever the output format cannot hold is reported on stderr.");
-  cmd->add_option("INPUT", opt->input, "profile file, or - for standard input")->required();
+  cmd->add_option("INPUT", opt->input, "profile file, or - for standard input (or --db DIR)");
   cmd->add_option("-o,--output", opt->output,
                   "output file, - for standard output; for dcpi a directory when the profile "
                   "has several images (one file per image)")
@@ -87,6 +97,7 @@ void add_convert_command(CLI::App& app, Runner& run) {
                 "callgrind output: positions relative to the previous line (+N, -N, *) where "
                 "shorter (default on)");
   add_symbolize_flags(cmd, opt->symbolize, "none");
+  add_db_flags(cmd, opt->db);
   cmd->final_callback([opt, &run] { run = [opt] { return run_convert(*opt); }; });
 }
 

@@ -30,9 +30,23 @@ int run_diff(const DiffCommandOptions& opt) {
   diff.node_count = opt.node_count > 0 ? static_cast<size_t>(opt.node_count) : 0;
   diff.significance = opt.significance;
 
-  auto base = read_report_profile(opt.base_file, opt.report);
+  const store::Selection& db = opt.report.db;
+  if (!using_db(db) && !check_profile_source(opt.base_file, db)) return kUsage;
+  if (using_db(db) && (!db.epoch.empty() || !db.since.empty())) {
+    std::fprintf(stderr, "tally: error: with --db, BASE and NEW are the epochs to compare; "
+                         "--epoch and --since do not apply\n");
+    return kUsage;
+  }
+  // With --db, each side is an epoch (or a prefix naming several, or "all").
+  const auto read_side = [&](const std::string& arg) {
+    if (!using_db(db)) return read_report_profile(arg, opt.report);
+    store::Selection side = db;
+    side.epoch = arg;
+    return read_db_selection(side, opt.report.symbolize);
+  };
+  auto base = read_side(opt.base_file);
   if (!base) return report(base.error());
-  auto next = read_report_profile(opt.new_file, opt.report);
+  auto next = read_side(opt.new_file);
   if (!next) return report(next.error());
   auto result = analyze::compute_diff(*base, *next, diff);
   if (!result) return report(result.error());
@@ -51,13 +65,14 @@ void add_diff_command(CLI::App& app, Runner& run) {
       "diff", "Per-function change from BASE to NEW: flat and cum as shares of each "
               "profile's own total, the change in percentage points, and a two-proportion "
               "z-test on the flat sample counts; changes with p below --significance are "
-              "marked *. Largest flat changes first.");
+              "marked *. Largest flat changes first. With --db DIR, BASE and NEW are epochs of "
+              "the profile database.");
   cmd->add_option("--nodecount", opt->node_count, "show at most N nodes (default: all)");
   cmd->add_option("--significance", opt->significance,
                   "the p-value under which a change is marked (default 0.05)");
   add_report_flags(cmd, opt->report);
-  cmd->add_option("BASE", opt->base_file, "the base profile")->required();
-  cmd->add_option("NEW", opt->new_file, "the new profile")->required();
+  cmd->add_option("BASE", opt->base_file, "the base profile (with --db: an epoch)")->required();
+  cmd->add_option("NEW", opt->new_file, "the new profile (with --db: an epoch)")->required();
   cmd->final_callback([opt, &run] { run = [opt] { return run_diff(*opt); }; });
 }
 

@@ -31,6 +31,8 @@ int run_flame(const FlameCommandOptions& opt) {
   tree_options.sample_index = opt.report.sample_index;
   tree_options.min_fraction = analyze::min_frame_fraction(opt.svg);
 
+  if (!check_profile_source(opt.file, opt.report.db)) return kUsage;
+
   auto profile = read_report_profile(opt.file, opt.report);
   if (!profile) return report(profile.error());
   auto tree = analyze::build_flame_tree(*profile, tree_options);
@@ -60,7 +62,7 @@ void add_flame_command(CLI::App& app, Runner& run) {
   cmd->add_option("--title", opt->svg.title, "the title at the top (default: Flame Graph)");
   cmd->add_option("--width", opt->svg.width, "the image width in pixels (default: 1200)");
   add_report_flags(cmd, opt->report, /*with_granularity=*/false);
-  cmd->add_option("FILE", opt->file, "profile file, or - for standard input")->required();
+  cmd->add_option("FILE", opt->file, "profile file, or - for standard input (or --db DIR)");
   cmd->final_callback([opt, &run] { run = [opt] { return run_flame(*opt); }; });
 }
 

@@ -39,6 +39,13 @@ int main(int argc, char** argv) {
   add_traces_command(app, run);
   add_flame_command(app, run);
   add_diff_command(app, run);
+  add_record_command(app, run);
+  add_stat_command(app, run);
+  add_daemon_command(app, run);
+  add_flush_command(app, run);
+  add_epoch_command(app, run);
+  add_list_command(app, run);
+  add_disasm_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -24,6 +24,8 @@ int run_peek(const PeekCommandOptions& opt) {
   peek.filters = opt.report.filters;
   peek.sample_index = opt.report.sample_index;
 
+  if (!check_profile_source(opt.file, opt.report.db)) return kUsage;
+
   auto profile = read_report_profile(opt.file, opt.report);
   if (!profile) return report(profile.error());
   auto result = analyze::compute_peek(*profile, peek);
@@ -45,7 +47,7 @@ void add_peek_command(CLI::App& app, Runner& run) {
               "their inclusive cost (callgrind_annotate --tree=both).");
   add_report_flags(cmd, opt->report);
   cmd->add_option("REGEX", opt->regex, "functions to show (searched in the names)")->required();
-  cmd->add_option("FILE", opt->file, "profile file, or - for standard input")->required();
+  cmd->add_option("FILE", opt->file, "profile file, or - for standard input (or --db DIR)");
   cmd->final_callback([opt, &run] { run = [opt] { return run_peek(*opt); }; });
 }
 

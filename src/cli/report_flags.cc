@@ -24,6 +24,7 @@ void add_report_flags(CLI::App* cmd, ReportFlags& flags, bool with_granularity) 
   cmd->add_flag("--no-inlines", flags.no_inlines,
                 "attribute inlined code to the function it was inlined into");
   add_symbolize_flags(cmd, flags.symbolize, "local");
+  add_db_flags(cmd, flags.db);
 }
 
 bool node_options(const ReportFlags& flags, analyze::NodeOptions& nodes) {
@@ -38,7 +39,14 @@ bool node_options(const ReportFlags& flags, analyze::NodeOptions& nodes) {
   return true;
 }
 
+int print_report(const std::vector<std::string>& warnings, const std::string& text) {
+  for (const std::string& w : warnings) std::fprintf(stderr, "tally: warning: %s\n", w.c_str());
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return kOk;
+}
+
 core::Expected<core::Profile> read_report_profile(const std::string& file, const ReportFlags& flags) {
+  if (using_db(flags.db)) return read_db_selection(flags.db, flags.symbolize);
   auto in = io::Input::open(file);
   if (!in) return in.error();
   core::Diagnostics diagnostics;

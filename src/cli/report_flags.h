@@ -6,9 +6,11 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 #include "analyze/name_filter.h"
 #include "analyze/nodes.h"
+#include "cli/db_flags.h"
 #include "cli/symbolize_flags.h"
 #include "core/error.h"
 #include "core/profile.h"
@@ -21,6 +23,7 @@ struct ReportFlags {
   analyze::NameFilters filters;
   std::string sample_index;
   SymbolizeFlags symbolize;
+  store::Selection db;  // --db DIR and its selection: read the profile database instead of FILE
 };
 
 // Adds the flags to `cmd`; --granularity only when the report has it.
@@ -29,8 +32,13 @@ void add_report_flags(CLI::App* cmd, ReportFlags& flags, bool with_granularity =
 // The node options the flags ask for; false (the error printed) for a bad --granularity.
 bool node_options(const ReportFlags& flags, analyze::NodeOptions& nodes);
 
-// Reads FILE (any format, "-" for stdin) for a report: not canonicalized (reports aggregate
-// anyway) and symbolized as the flags say. Warnings are printed.
+// Reads FILE (any format, "-" for stdin) for a report, or the database selection when
+// --db is given: not canonicalized (reports aggregate anyway) and symbolized as the flags
+// say. Warnings are printed.
 core::Expected<core::Profile> read_report_profile(const std::string& file, const ReportFlags& flags);
+
+// Prints a report's warnings on stderr ("tally: warning: ...") and its text on stdout;
+// returns kOk.
+int print_report(const std::vector<std::string>& warnings, const std::string& text);
 
 }  // namespace tally::cli

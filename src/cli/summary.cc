@@ -2,43 +2,53 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
 namespace tally::cli {
 
 void print_summary(const core::Profile& p, const std::string& name, formats::Format format,
                    bool gzipped) {
-  fmt::print("{:<16}{}\n", "file", name);
-  fmt::print("{:<16}{} ({}{})\n", "format", formats::format_name(format),
-             formats::format_description(format), gzipped ? ", gzip-compressed" : "");
+  struct Row {
+    std::string key, value;
+  };
+  std::vector<Row> rows;
+  rows.reserve(16 + p.sample_types.size());
+  rows.push_back({"file", name});
+  rows.push_back({"format", fmt::format("{} ({}{})", formats::format_name(format),
+                                          formats::format_description(format),
+                                          gzipped ? ", gzip-compressed" : "")});
   for (size_t i = 0; i < p.sample_types.size(); ++i)
-    fmt::print("{:<16}{} {}\n", "total " + std::string(p.str(p.sample_types[i].type)), p.total(i),
-               p.str(p.sample_types[i].unit));
-  fmt::print("{:<16}{} {}/{}\n", "period", p.period, p.str(p.period_type.type),
-             p.str(p.period_type.unit));
-  size_t max_depth = 0, frames = 0;
-  for (size_t s = 0; s < p.sample_count(); ++s) {
-    max_depth = std::max(max_depth, p.stack(s).size());
-    frames += p.stack(s).size();
-  }
-  fmt::print("{:<16}{}\n", "distinct stacks", p.sample_count());
-  fmt::print("{:<16}{}\n", "max depth", max_depth);
-  fmt::print("{:<16}{}\n", "locations", p.locations.size());
-  fmt::print("{:<16}{}\n", "functions", p.functions.size());
+    rows.push_back({"total " + std::string(p.str(p.sample_types[i].type)),
+                      fmt::format("{} {}", p.total(i), p.str(p.sample_types[i].unit))});
+  rows.push_back({"period", fmt::format("{} {}/{}", p.period, p.str(p.period_type.type),
+                                          p.str(p.period_type.unit))});
+  size_t max_depth = 0;
+  for (size_t s = 0; s < p.sample_count(); ++s) max_depth = std::max(max_depth, p.stack(s).size());
+  rows.push_back({"distinct stacks", std::to_string(p.sample_count())});
+  rows.push_back({"max depth", std::to_string(max_depth)});
+  rows.push_back({"locations", std::to_string(p.locations.size())});
+  rows.push_back({"functions", std::to_string(p.functions.size())});
   std::vector<bool> used(p.mappings.size() + 1, false);
   for (const auto& l : p.locations) used[l.mapping] = true;
   size_t used_count = 0;
   for (size_t m = 1; m < used.size(); ++m) used_count += used[m];
-  fmt::print("{:<16}{} ({} with samples)\n", "mappings", p.mappings.size(), used_count);
+  rows.push_back({"mappings", fmt::format("{} ({} with samples)", p.mappings.size(), used_count)});
   if (p.call_graph.present) {
-    fmt::print("{:<16}{}\n", "call edges", p.call_graph.calls.size());
-    fmt::print("{:<16}{}\n", "jumps", p.call_graph.jumps.size());
-    fmt::print("{:<16}{}\n", "parts", p.call_graph.parts.size());
+    rows.push_back({"call edges", std::to_string(p.call_graph.calls.size())});
+    rows.push_back({"jumps", std::to_string(p.call_graph.jumps.size())});
+    rows.push_back({"parts", std::to_string(p.call_graph.parts.size())});
   }
-  if (p.time_nanos != 0) fmt::print("{:<16}{}\n", "time (ns)", p.time_nanos);
-  if (p.duration_nanos != 0) fmt::print("{:<16}{}\n", "duration (ns)", p.duration_nanos);
-  for (const auto& [k, v] : p.attributes) fmt::print("{:<15} {}\n", k, v);
-  (void)frames;
+  if (p.time_nanos != 0) rows.push_back({"time (ns)", std::to_string(p.time_nanos)});
+  if (p.duration_nanos != 0) rows.push_back({"duration (ns)", std::to_string(p.duration_nanos)});
+  // One column for the values: 16 wide, wider when a name (a long sample type) needs it,
+  // so that a name never runs into its value. A format's header data follow in the same
+  // column, a longer name one space before its value.
+  size_t width = 16;
+  for (const auto& [key, value] : rows) width = std::max(width, key.size() + 1);
+  for (const auto& [key, value] : rows) fmt::print("{:<{}}{}\n", key, width, value);
+  for (const auto& [key, value] : p.attributes) fmt::print("{:<{}} {}\n", key, width - 1, value);
 }
 
 namespace {

@@ -14,7 +14,8 @@ void add_symbolize_flags(CLI::App* cmd, SymbolizeFlags& flags, const std::string
       ->check(CLI::IsMember({"local", "none"}));
   cmd->add_option("--binary-path", flags.binary_paths,
                   "a directory to look for the binaries in, as DIR/NAME or DIR/full/path "
-                  "(repeatable; searched before the recorded paths; $PPROF_BINARY_PATH too)");
+                  "(repeatable; searched before the recorded paths; $PPROF_BINARY_PATH too)")
+      ->allow_extra_args(false);  // one DIR per flag: a FILE after it stays the FILE
 }
 
 core::Status apply_symbolize_flags(const SymbolizeFlags& flags, core::Profile& profile,

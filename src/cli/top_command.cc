@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "analyze/images.h"
 #include "analyze/top.h"
 #include "analyze/top_text.h"
 #include "cli/command.h"
@@ -31,13 +32,24 @@ int run_top(const TopCommandOptions& opt) {
   top.filters = opt.report.filters;
   top.sample_index = opt.report.sample_index;
 
+  if (!check_profile_source(opt.file, opt.report.db)) return kUsage;
+
   auto profile = read_report_profile(opt.file, opt.report);
   if (!profile) return report(profile.error());
   auto result = analyze::compute_top(*profile, top);
   if (!result) return report(result.error());
   for (const std::string& w : result->warnings)
     std::fprintf(stderr, "tally: warning: %s\n", w.c_str());
-  const std::string text = analyze::format_top(*result);
+  std::string text;
+  if (using_db(opt.report.db)) {
+    // Many images: the per-image table first (dcpiprof -i), and no one "File:".
+    auto images = analyze::compute_images(*profile, top.sample_index);
+    if (!images) return report(images.error());
+    text = "Images:\n" + analyze::format_images(*images) + "\nFunctions:\n";
+    result->file.clear();
+    result->build_id.clear();
+  }
+  text += analyze::format_top(*result);
   std::fwrite(text.data(), 1, text.size(), stdout);
   return kOk;
 }
@@ -50,11 +62,13 @@ void add_top_command(CLI::App& app, Runner& run) {
       "top", "The functions (or files, lines, addresses) with the most cost, as pprof -top "
              "prints them, plus a ± column: the 95% confidence interval of flat% from the "
              "sample count. On callgrind files flat is the self cost and cum the inclusive "
-             "cost (as callgrind_annotate --inclusive=yes), and ± is \"-\": counts are exact.");
+             "cost (as callgrind_annotate --inclusive=yes), and ± is \"-\": counts are exact. "
+             "With --db DIR, the profile database: first the cost per image (dcpiprof -i), "
+             "then per function across images.");
   cmd->add_option("--nodecount", opt->node_count, "show at most N nodes (default: all)");
   cmd->add_option("--sort", opt->sort, "order rows by flat (default) or cum");
   add_report_flags(cmd, opt->report);
-  cmd->add_option("FILE", opt->file, "profile file, or - for standard input")->required();
+  cmd->add_option("FILE", opt->file, "profile file, or - for standard input (or --db DIR)");
   cmd->final_callback([opt, &run] { run = [opt] { return run_top(*opt); }; });
 }
 

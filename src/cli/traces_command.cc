@@ -21,6 +21,8 @@ int run_traces(const TracesCommandOptions& opt) {
   traces.filters = opt.report.filters;
   traces.sample_index = opt.report.sample_index;
 
+  if (!check_profile_source(opt.file, opt.report.db)) return kUsage;
+
   auto profile = read_report_profile(opt.file, opt.report);
   if (!profile) return report(profile.error());
   auto result = analyze::compute_traces(*profile, traces);
@@ -38,7 +40,7 @@ void add_traces_command(CLI::App& app, Runner& run) {
       "traces", "Every sample with its value and its stack, leaf first, as pprof -traces "
                 "prints them. Stack profiles only.");
   add_report_flags(cmd, opt->report);
-  cmd->add_option("FILE", opt->file, "profile file, or - for standard input")->required();
+  cmd->add_option("FILE", opt->file, "profile file, or - for standard input (or --db DIR)");
   cmd->final_callback([opt, &run] { run = [opt] { return run_traces(*opt); }; });
 }
 

@@ -25,6 +25,8 @@ int run_tree(const TreeCommandOptions& opt) {
   tree.filters = opt.report.filters;
   tree.sample_index = opt.report.sample_index;
 
+  if (!check_profile_source(opt.file, opt.report.db)) return kUsage;
+
   auto profile = read_report_profile(opt.file, opt.report);
   if (!profile) return report(profile.error());
   auto result = analyze::compute_tree(*profile, tree);
@@ -46,7 +48,7 @@ void add_tree_command(CLI::App& app, Runner& run) {
   cmd->add_option("--nodecount", opt->node_count, "show at most N nodes (default: 80; 0: all)");
   cmd->add_flag("--cum", opt->cum, "order nodes by cum instead of flat");
   add_report_flags(cmd, opt->report);
-  cmd->add_option("FILE", opt->file, "profile file, or - for standard input")->required();
+  cmd->add_option("FILE", opt->file, "profile file, or - for standard input (or --db DIR)");
   cmd->final_callback([opt, &run] { run = [opt] { return run_tree(*opt); }; });
 }
 

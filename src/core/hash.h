@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 namespace tally::core {
 
@@ -29,6 +30,13 @@ inline uint64_t hash_ids(std::span<const uint32_t> ids) {
   }
   if (i < ids.size()) h = (h ^ ids[i]) * 0xff51afd7ed558ccdULL;
   return mix64(h);
+}
+
+// FNV-1a, 64-bit: a stable, documented hash for identifiers written to files (DCPI image
+// ids of images without a build id), which must not change between tally versions.
+inline uint64_t fnv1a64(std::string_view s, uint64_t h = 0xcbf29ce484222325ULL) {
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
+  return h;
 }
 
 }  // namespace tally::core

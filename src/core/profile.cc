@@ -56,6 +56,9 @@ void Profile::add_sample(std::span<const LocationId> stack, std::span<const int6
   values_.insert(values_.end(), values.begin(), values.end());
   // Runs of samples with the same labels (a thread's, a callgrind part's) share one copy:
   // a callgrind file of many parts has millions of samples and one label each.
+  // Only a profile with labels keeps a label range per sample.
+  if (labels.empty() && labels_.empty()) return;
+  if (labels_.empty()) labels_.resize(stacks_.size() - 1);  // the samples before: none
   if (!labels_.empty() && !labels.empty()) {
     const Range previous = labels_.back();
     if (previous.size == labels.size() &&
@@ -70,7 +73,7 @@ void Profile::add_sample(std::span<const LocationId> stack, std::span<const int6
 
 void Profile::reserve_samples(size_t samples, size_t frames, size_t labels) {
   stacks_.reserve(samples);
-  labels_.reserve(samples);
+  if (labels > 0) labels_.reserve(samples);
   values_.reserve(samples * sample_types.size());
   stack_pool_.reserve(frames);
   label_pool_.reserve(labels);
@@ -109,11 +112,12 @@ void Profile::merge_samples(bool drop_zero) {
   uint64_t pool_end = 0, label_end = 0;
   // Label ranges may be shared by a run of samples (add_sample): one copy per run.
   Range last_labels_from{UINT64_MAX, 0}, last_labels_to;
+  const bool labelled = !labels_.empty();
   for (size_t i = 0; i < n; ++i) {
     // A sample sharing the labels of the last one copied reads them at their new place:
     // copying them may have overwritten the old one.
     bool shared_labels = false;
-    if (labels_[i].size > 0 && labels_[i].begin == last_labels_from.begin &&
+    if (labelled && labels_[i].size > 0 && labels_[i].begin == last_labels_from.begin &&
         labels_[i].size == last_labels_from.size) {
       labels_[i] = last_labels_to;
       shared_labels = true;
@@ -130,13 +134,14 @@ void Profile::merge_samples(bool drop_zero) {
       }
     }
     // Sample i becomes sample `kept` (kept <= i, so nothing unread is overwritten).
-    const Range s = stacks_[i], l = labels_[i];
+    const Range s = stacks_[i], l = labelled ? labels_[i] : Range{};
     std::copy_n(stack_pool_.begin() + static_cast<std::ptrdiff_t>(s.begin), s.size,
                 stack_pool_.begin() + static_cast<std::ptrdiff_t>(pool_end));
     std::copy_n(v.begin(), stride, values_.begin() + static_cast<std::ptrdiff_t>(kept * stride));
     stacks_[kept] = {pool_end, s.size};
     pool_end += s.size;
-    if (shared_labels) {
+    if (!labelled) {
+    } else if (shared_labels) {
       labels_[kept] = l;
     } else {
       // Ranges are laid out in sample order, so label_end <= l.begin: nothing unread moves.
@@ -151,7 +156,7 @@ void Profile::merge_samples(bool drop_zero) {
     ++kept;
   }
   stacks_.resize(kept);
-  labels_.resize(kept);
+  if (labelled) labels_.resize(kept);
   values_.resize(kept * stride);
   stack_pool_.resize(pool_end);
   label_pool_.resize(label_end);

@@ -134,6 +134,7 @@ class Profile {
     return {values_.data() + i * sample_types.size(), sample_types.size()};
   }
   std::span<const Label> labels(size_t i) const {
+    if (labels_.empty()) return {};
     return {label_pool_.data() + labels_[i].begin, labels_[i].size};
   }
   void add_sample(std::span<const LocationId> stack, std::span<const int64_t> values,
@@ -184,7 +185,7 @@ class Profile {
   BigVector<Range> stacks_;
   BigVector<int64_t> values_;
   BigVector<Label> label_pool_;
-  BigVector<Range> labels_;
+  BigVector<Range> labels_;  // one per sample, or none while no sample has labels
 };
 
 }  // namespace tally::core

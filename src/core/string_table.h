@@ -3,10 +3,11 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
-#include <string>
+#include <memory>
 #include <string_view>
-#include <unordered_map>
+#include <vector>
+
+#include "core/id_table.h"
 
 namespace tally::core {
 
@@ -17,17 +18,26 @@ class StringTable {
   StringTable();
   StringTable(const StringTable& other);
   StringTable& operator=(const StringTable& other);
-  StringTable(StringTable&&) = default;
-  StringTable& operator=(StringTable&&) = default;
+  // A moved-from table is empty (size 0) until it interns again.
+  StringTable(StringTable&& other) noexcept;
+  StringTable& operator=(StringTable&& other) noexcept;
 
   StringId intern(std::string_view text);
-  std::string_view operator[](StringId id) const { return strings_[id]; }
-  size_t size() const { return strings_.size(); }
+  // Views stay valid as long as the table (or the table it was moved into) lives.
+  std::string_view operator[](StringId id) const { return views_[id]; }
+  size_t size() const { return views_.size(); }
 
  private:
-  // A deque never moves its elements, so the views used as keys stay valid.
-  std::deque<std::string> strings_;
-  std::unordered_map<std::string_view, StringId> ids_;
+  // The text lives in blocks that never move: views handed out, and the table's own,
+  // survive any number of inserts. One block per ~32 KB of short strings instead of a heap
+  // string each.
+  const char* store(std::string_view text);
+
+  std::vector<std::string_view> views_;
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  char* free_ = nullptr;  // the unused tail of the last block
+  size_t free_size_ = 0;
+  IdTable ids_;
 };
 
 }  // namespace tally::core

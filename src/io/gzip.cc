@@ -1,11 +1,13 @@
 #include "io/gzip.h"
 
+#include <libdeflate.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <deque>
 #include <future>
 #include <limits>
+#include <optional>
 #include <thread>
 #include <stdexcept>
 
@@ -15,8 +17,39 @@ bool is_gzip(std::span<const uint8_t> bytes) {
   return bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b;
 }
 
+namespace {
+
+// One gzip member that is all of `bytes` (but for zero padding), inflated by libdeflate
+// in one call into a buffer of the size its trailer gives; nullopt when that does not
+// hold (several members, a corrupt or cut stream): zlib then streams, or says what is
+// wrong. The trailer's size is trusted only up to 256 times the input (profiles compress
+// far less; a file that expands more is streamed).
+std::optional<std::vector<uint8_t>> gunzip_one_member(std::span<const uint8_t> bytes,
+                                                      uint64_t max_output) {
+  constexpr uint64_t kMaxRatio = 256;
+  if (bytes.size() < 18) return std::nullopt;
+  const uint8_t* trailer = bytes.data() + bytes.size() - 4;
+  const uint64_t size = uint64_t(trailer[0]) | uint64_t(trailer[1]) << 8 |
+                        uint64_t(trailer[2]) << 16 | uint64_t(trailer[3]) << 24;
+  if (size == 0 || size > max_output || size > kMaxRatio * bytes.size())
+    return std::nullopt;
+  libdeflate_decompressor* decompressor = libdeflate_alloc_decompressor();
+  if (decompressor == nullptr) return std::nullopt;
+  std::vector<uint8_t> out(size);
+  size_t consumed = 0, produced = 0;
+  const libdeflate_result result = libdeflate_gzip_decompress_ex(
+      decompressor, bytes.data(), bytes.size(), out.data(), out.size(), &consumed, &produced);
+  libdeflate_free_decompressor(decompressor);
+  if (result != LIBDEFLATE_SUCCESS || produced != size || consumed != bytes.size())
+    return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
 core::Expected<std::vector<uint8_t>> gunzip(std::span<const uint8_t> bytes,
                                             const std::string& source, uint64_t max_output) {
+  if (auto whole = gunzip_one_member(bytes, max_output)) return std::move(*whole);
   std::vector<uint8_t> out;
   // Start from a guess based on the input's real size, never on a field in it.
   out.reserve(std::min<size_t>(bytes.size() * 4, size_t(64) << 20));

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -125,6 +126,15 @@ void Input::release_before(uint64_t offset) const {
   if (end <= released_ + (size_t(32) << 20)) return;  // in batches of 32 MB
   ::madvise(static_cast<uint8_t*>(map_) + released_, end - released_, MADV_DONTNEED);
   released_ = end;
+}
+
+void Input::release(uint64_t offset, uint64_t size) const {
+  if (!map_ || offset >= size_) return;
+  static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  // Whole pages inside the range only: the pages it shares with its neighbours stay.
+  const size_t first = (static_cast<size_t>(offset) + page - 1) / page * page;
+  const size_t end = static_cast<size_t>(std::min<uint64_t>(offset + size, size_)) / page * page;
+  if (end > first) ::madvise(static_cast<uint8_t*>(map_) + first, end - first, MADV_DONTNEED);
 }
 
 }  // namespace tally::io

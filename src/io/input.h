@@ -33,6 +33,9 @@ class Input {
   // A streaming parser is done with everything before `offset`: the kernel may drop
   // those pages, so a 300 MB file is parsed without 300 MB of resident memory.
   void release_before(uint64_t offset) const;
+  // The caller is done, for now, with bytes [offset, offset + size) of a mapped file: their
+  // pages leave the resident set (and come back from the file if read again).
+  void release(uint64_t offset, uint64_t size) const;
 
  private:
   Input() = default;

@@ -4,8 +4,11 @@
 #include <gelf.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 
 #include "symbolize/demangle.h"
+#include "symbolize/inflated_elf.h"
 
 namespace tally::symbolize {
 
@@ -37,6 +40,29 @@ bool has_linkage_name(Dwarf_Die* die) {
          string_attribute(die, DW_AT_MIPS_linkage_name) != nullptr;
 }
 
+// The attributes FunctionInfo is made of.
+bool has_own_name_attributes(Dwarf_Die* die) {
+  return dwarf_hasattr(die, DW_AT_name) || dwarf_hasattr(die, DW_AT_linkage_name) ||
+         dwarf_hasattr(die, DW_AT_MIPS_linkage_name) || dwarf_hasattr(die, DW_AT_decl_line);
+}
+
+// The DIE whose attributes name `die`: dwarf_attr_integrate follows DW_AT_abstract_origin,
+// else DW_AT_specification, from a DIE that lacks an attribute. An inlined call or an
+// out-of-line copy carries no name of its own, so all of a function's instances share
+// the DIE they lead to (and are demangled once).
+Dwarf_Die naming_die(Dwarf_Die* die) {
+  Dwarf_Die current = *die;
+  for (int hops = 0; hops < 16 && !has_own_name_attributes(&current); ++hops) {
+    Dwarf_Attribute attribute;
+    Dwarf_Attribute* reference = dwarf_attr(&current, DW_AT_abstract_origin, &attribute);
+    if (reference == nullptr) reference = dwarf_attr(&current, DW_AT_specification, &attribute);
+    Dwarf_Die target;
+    if (reference == nullptr || dwarf_formref_die(reference, &target) == nullptr) break;
+    current = target;
+  }
+  return current;
+}
+
 template <class Range>
 const Range* find_range(const std::vector<Range>& ranges, uint64_t address) {
   auto after = std::upper_bound(ranges.begin(), ranges.end(), address,
@@ -48,71 +74,125 @@ const Range* find_range(const std::vector<Range>& ranges, uint64_t address) {
   return nullptr;
 }
 
-// Appends to `chain` the inlined calls under `scope` that hold `address`, outermost
-// first; false when none of the blocks below holds it.
-bool find_inlined_calls(Dwarf_Die* scope, uint64_t address, std::vector<Dwarf_Die>& chain) {
-  Dwarf_Die child;
-  if (dwarf_child(scope, &child) != 0) return false;
-  do {
-    int tag = dwarf_tag(&child);
-    if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block) continue;
-    if (!has_pc_attributes(&child)) {
-      // A block without addresses of its own may still enclose ones that have them.
-      if (tag == DW_TAG_lexical_block && find_inlined_calls(&child, address, chain)) return true;
-      continue;
-    }
-    if (dwarf_haspc(&child, address) <= 0) continue;
-    if (tag == DW_TAG_inlined_subroutine) chain.push_back(child);
-    find_inlined_calls(&child, address, chain);
-    return true;
-  } while (dwarf_siblingof(&child, &child) == 0);
-  return false;
-}
-
 }  // namespace
 
-AddressResolver::AddressResolver(const FoundBinary& found) {
-  if (!found.debug.empty()) debug_ = ElfImage::open(found.debug);
-  if (!found.binary.empty() && found.binary != found.debug) binary_ = ElfImage::open(found.binary);
-  if (debug_) {
-    dwarf_ = dwarf_begin_elf(debug_->elf(), DWARF_C_READ, nullptr);
-    if (dwarf_ != nullptr) index_units();
-    read_symbols(*debug_);
+// ---------------------------------------------------------------------------------------
+// ElfIndex
+
+ElfIndex::ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_threads) {
+  auto map = [](const std::string& path) -> std::optional<io::Input> {
+    auto file = io::Input::open(path);
+    if (!file) return std::nullopt;
+    return std::move(*file);
+  };
+  if (!found.debug.empty()) {
+    debug_ = ElfImage::open(found.debug);
+    if (debug_ && debug_->has_compressed_dwarf()) {
+      // Inflated here, in parallel; else libdw inflates every compressed section itself,
+      // which is best read into memory rather than keep the compressed pages mapped too.
+      if (auto inflated = open_inflated(found.debug, inflate_threads)) {
+        debug_ = std::move(inflated);
+      } else {
+        debug_ = ElfImage::open(found.debug, ElfImage::Access::read);
+        if (debug_) debug_file_ = map(found.debug);
+      }
+    } else if (debug_) {
+      debug_file_ = map(found.debug);
+    }
   }
-  if (binary_) read_symbols(*binary_);
-  // Aliases at one address (libc's local "__clone3" and "clone3"): the public spelling,
-  // with the fewest leading underscores, as addr2line and pprof show it.
-  auto underscores = [](const char* name) {
+  if (!found.binary.empty() && found.binary != found.debug) {
+    binary_ = ElfImage::open(found.binary);
+    if (binary_) binary_file_ = map(found.binary);
+  }
+  const io::Input* debug_file = debug_file_ ? &*debug_file_ : nullptr;
+  const io::Input* binary_file = binary_file_ ? &*binary_file_ : nullptr;
+  if (debug_) {
+    // The first handle inflates compressed sections in the shared Elf; the others, made
+    // one after the other here, find them inflated.
+    if (Dwarf* first = dwarf_begin_elf(debug_->elf(), DWARF_C_READ, nullptr)) {
+      dwarf_handles_.push_back(first);
+      index_units(first);
+      if (unit_offsets_.empty()) {
+        dwarf_end(first);
+        dwarf_handles_.clear();
+      }
+      // A dwz file (.gnu_debugaltlink) is opened by each handle when first needed, which
+      // reads the shared Elf: done here, one handle after the other, not in the workers.
+      for (Dwarf* handle : dwarf_handles_) (void)dwarf_getalt(handle);
+      add_dwarf_handles(workers);
+      if (!dwarf_handles_.empty()) find_sections();
+    }
+    read_symbols(*debug_, debug_file, SHT_SYMTAB, symbols_);
+    read_symbols(*debug_, debug_file, SHT_DYNSYM, symbols_);
+  }
+  if (binary_) {
+    read_symbols(*binary_, binary_file, SHT_SYMTAB, symbols_);
+    read_symbols(*binary_, binary_file, SHT_DYNSYM, symbols_);
+  }
+  one_per_address(symbols_);
+  // The mapped file's own table, as addr2line reads it: .symtab, else .dynsym. Without a
+  // separate debug file and without .symtab that is what symbols_ holds already.
+  if (debug_ && binary_) {
+    read_symbols(*binary_, binary_file, SHT_SYMTAB, own_symbols_);
+    if (own_symbols_.empty()) read_symbols(*binary_, binary_file, SHT_DYNSYM, own_symbols_);
+    one_per_address(own_symbols_);
+  } else if (const ElfImage* own = debug_ ? debug_.get() : binary_.get(); own && own->has_symtab()) {
+    read_symbols(*own, debug_ ? debug_file : binary_file, SHT_SYMTAB, own_symbols_);
+    one_per_address(own_symbols_);
+  } else {
+    own_is_all_ = true;
+  }
+}
+
+void ElfIndex::add_dwarf_handles(unsigned total) {
+  while (!dwarf_handles_.empty() && dwarf_handles_.size() < total) {
+    Dwarf* handle = dwarf_begin_elf(debug_->elf(), DWARF_C_READ, nullptr);
+    if (handle == nullptr) break;
+    dwarf_handles_.push_back(handle);
+    (void)dwarf_getalt(handle);
+  }
+}
+
+void ElfIndex::release_file_pages() const {
+  for (const auto* file : {&debug_file_, &binary_file_})
+    if (*file) (*file)->release(0, (*file)->bytes().size());
+}
+
+// Aliases at one address (libc's local "__clone3" and "clone3"): the public spelling, with
+// the fewest leading underscores, as addr2line and pprof show it; one symbol per address.
+void ElfIndex::one_per_address(std::vector<Symbol>& symbols) const {
+  auto underscores = [this](const Symbol& symbol) {
+    const char* name = this->name(symbol);
     size_t n = 0;
     while (name[n] == '_') ++n;
     return n;
   };
-  std::stable_sort(symbols_.begin(), symbols_.end(), [&](const Symbol& a, const Symbol& b) {
+  std::stable_sort(symbols.begin(), symbols.end(), [&](const Symbol& a, const Symbol& b) {
     if (a.address != b.address) return a.address < b.address;
     if (a.rank != b.rank) return a.rank > b.rank;
-    return underscores(a.name) < underscores(b.name);
+    return underscores(a) < underscores(b);
   });
-  // One symbol per address: the best ranked one.
-  symbols_.erase(std::unique(symbols_.begin(), symbols_.end(),
-                             [](const Symbol& a, const Symbol& b) { return a.address == b.address; }),
-                 symbols_.end());
+  symbols.erase(std::unique(symbols.begin(), symbols.end(),
+                            [](const Symbol& a, const Symbol& b) { return a.address == b.address; }),
+                symbols.end());
+  symbols.shrink_to_fit();
 }
 
-AddressResolver::~AddressResolver() {
-  if (dwarf_ != nullptr) dwarf_end(dwarf_);
+ElfIndex::~ElfIndex() {
+  for (Dwarf* handle : dwarf_handles_) dwarf_end(handle);
 }
 
-void AddressResolver::index_units() {
+void ElfIndex::index_units(Dwarf* dwarf) {
   Dwarf_CU* cu = nullptr;
   Dwarf_CU* next = nullptr;
   Dwarf_Half version = 0;
   uint8_t unit_type = 0;
   Dwarf_Die cu_die;
-  while (dwarf_get_units(dwarf_, cu, &next, &version, &unit_type, &cu_die, nullptr) == 0) {
+  while (dwarf_get_units(dwarf, cu, &next, &version, &unit_type, &cu_die, nullptr) == 0) {
     cu = next;
     if (unit_type != DW_UT_compile && unit_type != DW_UT_partial) continue;
-    size_t index = units_.size();
-    units_.push_back({cu_die, false, false, {}});
+    size_t index = unit_offsets_.size();
+    unit_offsets_.push_back(dwarf_dieoffset(&cu_die));
     Dwarf_Addr base = 0, low = 0, high = 0;
     for (ptrdiff_t offset = 0; (offset = dwarf_ranges(&cu_die, offset, &base, &low, &high)) > 0;) {
       if (high > low) unit_ranges_.push_back({low, high, index});
@@ -120,6 +200,169 @@ void AddressResolver::index_units() {
   }
   std::sort(unit_ranges_.begin(), unit_ranges_.end(),
             [](const UnitRange& a, const UnitRange& b) { return a.low < b.low; });
+}
+
+size_t ElfIndex::unit_of(uint64_t address) const {
+  const UnitRange* range = find_range(unit_ranges_, address);
+  return range != nullptr ? range->unit : kNoUnit;
+}
+
+namespace {
+
+// Which symbols name code, and how strongly (global beats weak beats local at one address).
+bool is_function_symbol(unsigned char info, uint16_t section, uint64_t value) {
+  int type = GELF_ST_TYPE(info);
+  return (type == STT_FUNC || type == STT_GNU_IFUNC) && section != SHN_UNDEF && value != 0;
+}
+
+int16_t symbol_rank(unsigned char info) {
+  int binding = GELF_ST_BIND(info);
+  return binding == STB_GLOBAL ? 2 : binding == STB_WEAK ? 1 : 0;
+}
+
+}  // namespace
+
+uint16_t ElfIndex::add_string_table(const char* base) {
+  string_tables_.push_back(base);
+  return static_cast<uint16_t>(string_tables_.size() - 1);
+}
+
+void ElfIndex::read_symbols(const ElfImage& image, const io::Input* file, uint32_t table,
+                            std::vector<Symbol>& out) {
+  Elf* elf = image.elf();
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr header;
+    if (gelf_getshdr(scn, &header) == nullptr || header.sh_type != table) continue;
+    if (header.sh_entsize == 0 || string_tables_.size() >= UINT16_MAX) continue;
+    GElf_Shdr names;
+    Elf_Scn* names_scn = elf_getscn(elf, header.sh_link);
+    if (names_scn == nullptr || gelf_getshdr(names_scn, &names) == nullptr) continue;
+    if (file != nullptr && read_mapped_symbols(image, *file, header, names, out)) continue;
+    // Through libelf: any byte order and class.
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    const char* base = elf_strptr(elf, header.sh_link, 0);
+    if (data == nullptr || base == nullptr) continue;
+    const uint16_t strings = add_string_table(base);
+    size_t count = header.sh_size / header.sh_entsize;
+    for (size_t i = 0; i < count; ++i) {
+      GElf_Sym sym;
+      if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr ||
+          !is_function_symbol(sym.st_info, sym.st_shndx, sym.st_value) ||
+          sym.st_name > UINT32_MAX)
+        continue;
+      const char* name = elf_strptr(elf, header.sh_link, sym.st_name);
+      if (name == nullptr || *name == '\0') continue;
+      out.push_back({sym.st_value, sym.st_size, static_cast<uint32_t>(sym.st_name), strings,
+                     symbol_rank(sym.st_info)});
+    }
+  }
+}
+
+// The same straight from the file's bytes, for the common case (a 64-bit little-endian
+// file on a little-endian host), without touching the names: a big library's string
+// table is megabytes, of which a profile needs a few names. False when the case is not
+// the common one.
+bool ElfIndex::read_mapped_symbols(const ElfImage& image, const io::Input& file,
+                                   const GElf_Shdr& header, const GElf_Shdr& names,
+                                   std::vector<Symbol>& out) {
+  const char* ident = elf_getident(image.elf(), nullptr);
+  const std::span<const uint8_t> bytes = file.bytes();
+  auto inside = [&](const GElf_Shdr& section) {
+    return section.sh_type != SHT_NOBITS && section.sh_offset <= bytes.size() &&
+           section.sh_size <= bytes.size() - section.sh_offset;
+  };
+  if (std::endian::native != std::endian::little || ident == nullptr ||
+      ident[EI_CLASS] != ELFCLASS64 || ident[EI_DATA] != ELFDATA2LSB ||
+      header.sh_entsize != sizeof(Elf64_Sym) || !inside(header) || !inside(names) ||
+      names.sh_type != SHT_STRTAB || names.sh_size == 0 || names.sh_size > UINT32_MAX ||
+      // Every name then ends inside the table.
+      bytes[names.sh_offset + names.sh_size - 1] != 0)
+    return false;
+  const uint16_t strings =
+      add_string_table(reinterpret_cast<const char*>(bytes.data() + names.sh_offset));
+  const uint8_t* symbols = bytes.data() + header.sh_offset;
+  const size_t count = header.sh_size / sizeof(Elf64_Sym);
+  out.reserve(out.size() + count);
+  for (size_t i = 0; i < count; ++i) {
+    Elf64_Sym sym;
+    std::memcpy(&sym, symbols + i * sizeof sym, sizeof sym);
+    // Name 0 is the empty string: a nameless symbol names nothing.
+    if (!is_function_symbol(sym.st_info, sym.st_shndx, sym.st_value) || sym.st_name == 0 ||
+        sym.st_name >= names.sh_size)
+      continue;
+    out.push_back({sym.st_value, sym.st_size, sym.st_name, strings, symbol_rank(sym.st_info)});
+  }
+  file.release(header.sh_offset, header.sh_size);  // copied out
+  return true;
+}
+
+// The sections LineProgram and DieWalker read, as libdw left them (it inflates compressed
+// ones in place when it opens the file). A little-endian file only; else libdw does it all.
+void ElfIndex::find_sections() {
+  Elf* elf = debug_->elf();
+  const char* ident = elf_getident(elf, nullptr);
+  size_t names = 0;
+  if (ident == nullptr || ident[EI_DATA] != ELFDATA2LSB || elf_getshdrstrndx(elf, &names) != 0)
+    return;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr header;
+    if (gelf_getshdr(scn, &header) == nullptr || header.sh_type == SHT_NOBITS ||
+        (header.sh_flags & SHF_COMPRESSED) != 0)
+      continue;
+    const char* name = elf_strptr(elf, names, header.sh_name);
+    if (name == nullptr) continue;
+    std::span<const uint8_t>* wanted = nullptr;
+    if (std::strcmp(name, ".debug_line") == 0) wanted = &line_sections_.line;
+    else if (std::strcmp(name, ".debug_info") == 0) wanted = &die_sections_.info;
+    else if (std::strcmp(name, ".debug_abbrev") == 0) wanted = &die_sections_.abbrev;
+    else if (std::strcmp(name, ".debug_line_str") == 0) wanted = &line_sections_.line_str;
+    else if (std::strcmp(name, ".debug_str") == 0) wanted = &line_sections_.str;
+    if (wanted == nullptr) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (data != nullptr && data->d_buf != nullptr)
+      *wanted = {static_cast<const uint8_t*>(data->d_buf), data->d_size};
+  }
+}
+
+const ElfIndex::Symbol* ElfIndex::find_symbol(const std::vector<Symbol>& symbols,
+                                               uint64_t address) {
+  auto after = std::upper_bound(symbols.begin(), symbols.end(), address,
+                                [](uint64_t a, const Symbol& s) { return a < s.address; });
+  if (after == symbols.begin()) return nullptr;
+  const Symbol& symbol = *(after - 1);
+  // A symbol of unknown size covers everything up to the next one.
+  if (symbol.size != 0 && address >= symbol.address + symbol.size) return nullptr;
+  return &symbol;
+}
+
+// ---------------------------------------------------------------------------------------
+// AddressResolver
+
+AddressResolver::AddressResolver(const ElfIndex& index, unsigned worker)
+    : index_(index), dwarf_(index.dwarf(worker)) {
+  if (dwarf_ != nullptr) units_.resize(index.unit_count());
+}
+
+AddressResolver::CompileUnit* AddressResolver::open_unit(size_t index) {
+  if (dwarf_ == nullptr || index >= units_.size()) return nullptr;
+  CompileUnit& unit = units_[index];
+  if (unit.opened) return &unit;
+  if (dwarf_offdie(dwarf_, index_.unit_offset(index), &unit.die) == nullptr) return nullptr;
+  unit.opened = true;
+  Dwarf_Attribute attribute;
+  Dwarf_Word offset = 0;
+  Dwarf_Die cu_die;
+  uint8_t address_size = 0;
+  if (!index_.line_sections().line.empty() &&
+      dwarf_formudata(dwarf_attr(&unit.die, DW_AT_stmt_list, &attribute), &offset) == 0 &&
+      dwarf_diecu(&unit.die, &cu_die, &address_size, nullptr) != nullptr) {
+    const char* comp_dir = dwarf_formstring(dwarf_attr(&unit.die, DW_AT_comp_dir, &attribute));
+    unit.lines = LineProgram::read(index_.line_sections(), offset, comp_dir, address_size);
+  }
+  const DieSections& dies = index_.die_sections();
+  if (!dies.info.empty() && !dies.abbrev.empty())
+    unit.walker = DieWalker::open(dies, dwarf_dieoffset(&unit.die) - dwarf_cuoffset(&unit.die));
+  return &unit;
 }
 
 void AddressResolver::collect_functions(Dwarf_Die* parent, bool deep,
@@ -130,7 +373,10 @@ void AddressResolver::collect_functions(Dwarf_Die* parent, bool deep,
     int tag = dwarf_tag(&child);
     if (tag == DW_TAG_subprogram) {
       Dwarf_Addr base = 0, low = 0, high = 0;
-      for (ptrdiff_t offset = 0; (offset = dwarf_ranges(&child, offset, &base, &low, &high)) > 0;) {
+      // Most are declarations: the abbreviation alone tells (dwarf_ranges reads values).
+      for (ptrdiff_t offset = 0;
+           has_pc_attributes(&child) &&
+           (offset = dwarf_ranges(&child, offset, &base, &low, &high)) > 0;) {
         if (high > low) out.push_back({low, high, child});
       }
       if (deep) collect_functions(&child, deep, out);
@@ -142,18 +388,45 @@ void AddressResolver::collect_functions(Dwarf_Die* parent, bool deep,
   } while (dwarf_siblingof(&child, &child) == 0);
 }
 
+// collect_functions' walk through DieWalker: the same DIEs in the same order, libdw only
+// for the functions with code. False when the walker gave up.
+bool AddressResolver::walk_functions(const DieWalker& walker, uint64_t parent, bool deep,
+                                     std::vector<FunctionRange>& out) {
+  std::vector<DieEntry> children;
+  if (!walker.children(parent, children)) return false;
+  for (const DieEntry& child : children) {
+    if (child.tag == DW_TAG_subprogram) {
+      if (child.has_code) {
+        Dwarf_Die die;
+        if (dwarf_offdie(dwarf_, child.offset, &die) == nullptr) return false;
+        Dwarf_Addr base = 0, low = 0, high = 0;
+        for (ptrdiff_t offset = 0; (offset = dwarf_ranges(&die, offset, &base, &low, &high)) > 0;) {
+          if (high > low) out.push_back({low, high, die});
+        }
+      }
+      if (deep && child.has_children && !walk_functions(walker, child.offset, deep, out))
+        return false;
+    } else if (child.has_children &&
+               (contains_children_with_code(static_cast<int>(child.tag)) ||
+                (deep && (child.tag == DW_TAG_lexical_block || child.tag == DW_TAG_class_type ||
+                          child.tag == DW_TAG_structure_type || child.tag == DW_TAG_union_type)))) {
+      if (!walk_functions(walker, child.offset, deep, out)) return false;
+    }
+  }
+  return true;
+}
+
 void AddressResolver::index_functions(CompileUnit& unit, bool deep) {
   unit.indexed = true;
   unit.deep_indexed = deep;
   unit.functions.clear();
-  collect_functions(&unit.die, deep, unit.functions);
+  if (!unit.walker || !walk_functions(*unit.walker, dwarf_dieoffset(&unit.die), deep, unit.functions)) {
+    unit.walker.reset();
+    unit.functions.clear();
+    collect_functions(&unit.die, deep, unit.functions);
+  }
   std::sort(unit.functions.begin(), unit.functions.end(),
             [](const FunctionRange& a, const FunctionRange& b) { return a.low < b.low; });
-}
-
-AddressResolver::CompileUnit* AddressResolver::unit_for(uint64_t address) {
-  const UnitRange* range = find_range(unit_ranges_, address);
-  return range != nullptr ? &units_[range->unit] : nullptr;
 }
 
 const AddressResolver::FunctionRange* AddressResolver::function_for(CompileUnit& unit,
@@ -169,70 +442,132 @@ const AddressResolver::FunctionRange* AddressResolver::function_for(CompileUnit&
   return found;
 }
 
-void AddressResolver::read_symbols(const ElfImage& image) {
-  Elf* elf = image.elf();
-  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
-    GElf_Shdr header;
-    if (gelf_getshdr(scn, &header) == nullptr) continue;
-    if (header.sh_type != SHT_SYMTAB && header.sh_type != SHT_DYNSYM) continue;
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    if (data == nullptr || header.sh_entsize == 0) continue;
-    size_t count = header.sh_size / header.sh_entsize;
-    for (size_t i = 0; i < count; ++i) {
-      GElf_Sym sym;
-      if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) continue;
-      int type = GELF_ST_TYPE(sym.st_info);
-      if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
-          sym.st_value == 0)
-        continue;
-      const char* name = elf_strptr(elf, header.sh_link, sym.st_name);
-      if (name == nullptr || *name == '\0') continue;
-      int binding = GELF_ST_BIND(sym.st_info);
-      int rank = binding == STB_GLOBAL ? 2 : binding == STB_WEAK ? 1 : 0;
-      symbols_.push_back({sym.st_value, sym.st_size, name, rank});
+// The inlined calls and blocks directly below `scope` (through blocks without addresses
+// of their own, which may still enclose ones that have them), numbered in DIE order.
+// An inlined call or block without addresses is skipped with everything below it.
+void AddressResolver::collect_scopes(ScopeTree& tree, Dwarf_Die* scope,
+                                     std::vector<ChildRange>& out) {
+  Dwarf_Die child;
+  if (dwarf_child(scope, &child) != 0) return;
+  do {
+    int tag = dwarf_tag(&child);
+    if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block) continue;
+    if (!has_pc_attributes(&child)) {
+      if (tag == DW_TAG_lexical_block) collect_scopes(tree, &child, out);
+      continue;
     }
+    auto node = static_cast<uint32_t>(tree.nodes.size());
+    ScopeNode added;
+    added.die = child;
+    added.is_call = tag == DW_TAG_inlined_subroutine;
+    tree.nodes.push_back(added);
+    add_ranges(&child, node, out);
+  } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+void AddressResolver::add_ranges(Dwarf_Die* die, uint32_t node, std::vector<ChildRange>& out) {
+  Dwarf_Addr base = 0, low = 0, high = 0;
+  for (ptrdiff_t offset = 0; (offset = dwarf_ranges(die, offset, &base, &low, &high)) > 0;) {
+    if (high > low) out.push_back({low, high, 0, node});
   }
 }
 
-const AddressResolver::Symbol* AddressResolver::symbol_for(uint64_t address) const {
-  auto after = std::upper_bound(symbols_.begin(), symbols_.end(), address,
-                                [](uint64_t a, const Symbol& s) { return a < s.address; });
-  if (after == symbols_.begin()) return nullptr;
-  const Symbol& symbol = *(after - 1);
-  // A symbol of unknown size covers everything up to the next one.
-  if (symbol.size != 0 && address >= symbol.address + symbol.size) return nullptr;
-  return &symbol;
+// collect_scopes through DieWalker. False when the walker gave up.
+bool AddressResolver::walk_scopes(const DieWalker& walker, ScopeTree& tree, uint64_t scope,
+                                  std::vector<ChildRange>& out) {
+  std::vector<DieEntry> children;
+  if (!walker.children(scope, children)) return false;
+  for (const DieEntry& child : children) {
+    if (child.tag != DW_TAG_inlined_subroutine && child.tag != DW_TAG_lexical_block) continue;
+    if (!child.has_code) {
+      if (child.tag == DW_TAG_lexical_block && !walk_scopes(walker, tree, child.offset, out))
+        return false;
+      continue;
+    }
+    ScopeNode added;
+    if (dwarf_offdie(dwarf_, child.offset, &added.die) == nullptr) return false;
+    added.is_call = child.tag == DW_TAG_inlined_subroutine;
+    auto node = static_cast<uint32_t>(tree.nodes.size());
+    tree.nodes.push_back(added);
+    add_ranges(&added.die, node, out);
+  }
+  return true;
+}
+
+void AddressResolver::expand(CompileUnit& unit, ScopeTree& tree, uint32_t node) {
+  Dwarf_Die die = tree.nodes[node].die;
+  std::vector<ChildRange> children;
+  const size_t nodes_before = tree.nodes.size();
+  if (!unit.walker || !walk_scopes(*unit.walker, tree, dwarf_dieoffset(&die), children)) {
+    unit.walker.reset();
+    tree.nodes.resize(nodes_before);
+    children.clear();
+    collect_scopes(tree, &die, children);
+  }
+  // By address; at one start, in DIE order (the first in DIE order wins a tie).
+  std::sort(children.begin(), children.end(), [](const ChildRange& a, const ChildRange& b) {
+    return a.low != b.low ? a.low < b.low : a.node < b.node;
+  });
+  uint64_t max_high = 0;
+  for (auto& child : children) child.max_high = max_high = std::max(max_high, child.high);
+  ScopeNode& expanded = tree.nodes[node];
+  expanded.expanded = true;
+  expanded.children_begin = static_cast<uint32_t>(tree.children.size());
+  tree.children.insert(tree.children.end(), children.begin(), children.end());
+  expanded.children_end = static_cast<uint32_t>(tree.children.size());
+}
+
+AddressResolver::ScopeTree& AddressResolver::scope_tree(const FunctionRange& function) {
+  Dwarf_Die die = function.die;
+  auto [it, added] = trees_.try_emplace(dwarf_dieoffset(&die));
+  ScopeTree& tree = it->second;
+  if (added) {
+    ScopeNode root;
+    root.die = die;
+    tree.nodes.push_back(root);
+    tree.has_linkage_name = has_linkage_name(&die);
+  }
+  return tree;
 }
 
 const FunctionInfo* AddressResolver::function_for_die(Dwarf_Die* die) {
-  auto [it, added] = functions_by_die_.try_emplace(dwarf_dieoffset(die));
-  FunctionInfo& function = it->second;
-  if (!added) return &function;
-  const char* linkage = string_attribute(die, DW_AT_linkage_name);
-  if (linkage == nullptr) linkage = string_attribute(die, DW_AT_MIPS_linkage_name);
-  const char* plain = string_attribute(die, DW_AT_name);
-  if (linkage != nullptr) {
-    function.system_name = linkage;
-    function.name = demangle(function.system_name);
-  } else if (plain != nullptr) {
-    function.system_name = plain;
-    function.name = plain;
-  } else {
-    function.name = function.system_name = "??";
-  }
+  Dwarf_Die named = naming_die(die);
+  auto [by_die, added] = functions_by_die_.try_emplace(dwarf_dieoffset(&named), nullptr);
+  if (!added) return by_die->second;
+  const char* linkage = string_attribute(&named, DW_AT_linkage_name);
+  if (linkage == nullptr) linkage = string_attribute(&named, DW_AT_MIPS_linkage_name);
+  const char* plain = linkage == nullptr ? string_attribute(&named, DW_AT_name) : nullptr;
   int line = 0;
-  if (dwarf_decl_line(die, &line) == 0) function.start_line = line;
+  if (dwarf_decl_line(&named, &line) != 0) line = 0;
+  // Every unit that uses an inline function has its own DIE for it, with the same names
+  // (one string in .debug_str): one FunctionInfo, demangled once, for all of them.
+  auto [by_name, fresh] = functions_by_name_.try_emplace(NameKey{linkage, plain, line});
+  FunctionInfo& function = by_name->second;
+  if (fresh) {
+    if (linkage != nullptr) {
+      function.system_name = linkage;
+      function.name = demangle(function.system_name);
+    } else if (plain != nullptr) {
+      function.system_name = plain;
+      function.name = plain;
+    } else {
+      function.name = function.system_name = "??";
+    }
+    function.start_line = line;
+  }
+  by_die->second = &function;
   return &function;
 }
 
 const FunctionInfo* AddressResolver::function_for_symbol(const Symbol& symbol,
                                                          int64_t die_start_line) {
-  auto [it, added] = functions_by_symbol_.try_emplace({symbol.name, die_start_line});
+  const char* symbol_name = index_.name(symbol);
+  auto [it, added] = functions_by_symbol_.try_emplace({symbol_name, die_start_line});
   FunctionInfo& function = it->second;
   if (added) {
     // A versioned definition in .symtab reads "__libc_start_main@@GLIBC_2.34": the version
     // is not part of the name (addr2line and pprof show "__libc_start_main").
-    const std::string_view name(symbol.name);
+    const std::string_view name(symbol_name);
     const size_t at = name.find('@');
     function.system_name = std::string(at == std::string_view::npos || at == 0 ? name : name.substr(0, at));
     function.name = demangle(function.system_name);
@@ -241,58 +576,117 @@ const FunctionInfo* AddressResolver::function_for_symbol(const Symbol& symbol,
   return &function;
 }
 
-const char* AddressResolver::call_file(CompileUnit& unit, Dwarf_Die* inlined) const {
+const char* AddressResolver::call_file(CompileUnit& unit, Dwarf_Die* inlined) {
   Dwarf_Attribute attribute;
   Dwarf_Word index = 0;
   if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attribute), &index) != 0) return "";
+  if (unit.lines) {
+    const auto& files = unit.lines->files();
+    return index < files.size() ? files[index].c_str() : "";
+  }
   Dwarf_Files* files = nullptr;
   size_t count = 0;
   if (dwarf_getsrcfiles(&unit.die, &files, &count) != 0 || index >= count) return "";
   const char* name = dwarf_filesrc(files, index, nullptr, nullptr);
-  return name != nullptr ? name : "";
+  return name != nullptr ? own_copy(name) : "";
 }
 
-std::vector<Frame> AddressResolver::resolve(uint64_t address) {
-  std::vector<Frame> frames;
-  CompileUnit* unit = dwarf_ != nullptr ? unit_for(address) : nullptr;
-  const char* file = "";
-  int64_t line = 0;
-  if (unit != nullptr) {
-    if (Dwarf_Line* row = dwarf_getsrc_die(&unit->die, address)) {
-      if (const char* name = dwarf_linesrc(row, nullptr, nullptr)) file = name;
+const char* AddressResolver::own_copy(const char* libdw_name) {
+  return copied_names_.emplace(libdw_name).first->c_str();
+}
+
+void AddressResolver::resolve(size_t unit_index, std::span<const uint64_t> addresses,
+                              std::vector<Frame>& frames, std::span<uint32_t> ends) {
+  CompileUnit* unit = unit_index != ElfIndex::kNoUnit ? open_unit(unit_index) : nullptr;
+  if (unit == nullptr) {
+    for (size_t i = 0; i < addresses.size(); ++i) {
+      resolve_by_symbol(addresses[i], frames);
+      ends[i] = static_cast<uint32_t>(frames.size());
+    }
+    return;
+  }
+  std::vector<LineRow> rows(addresses.size());
+  if (unit->lines && !unit->lines->find_rows(addresses, rows)) unit->lines.reset();
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    const char* file = "";
+    int64_t line = 0;
+    if (unit->lines) {
+      const auto& files = unit->lines->files();
+      if (rows[i].found) {
+        if (rows[i].file < files.size()) file = files[rows[i].file].c_str();
+        line = rows[i].line;
+      }
+    } else if (Dwarf_Line* row = dwarf_getsrc_die(&unit->die, addresses[i])) {
+      if (const char* name = dwarf_linesrc(row, nullptr, nullptr)) file = own_copy(name);
       int number = 0;
       if (dwarf_lineno(row, &number) == 0) line = number;
     }
-    if (const FunctionRange* function = function_for(*unit, address)) {
-      // The chain of concrete scopes down to the innermost inlined call holding the address.
-      std::vector<Dwarf_Die> chain{function->die};
-      Dwarf_Die scope = function->die;
-      find_inlined_calls(&scope, address, chain);
-      // Innermost first: it gets the line table's position; each caller gets the call
-      // site recorded on the inlined call below it.
-      for (size_t i = chain.size(); i-- > 0;) {
-        frames.push_back({function_for_die(&chain[i]), file, line});
-        if (i > 0) {
-          file = call_file(*unit, &chain[i]);
+    resolve_in_unit(*unit, addresses[i], file, line, frames);
+    ends[i] = static_cast<uint32_t>(frames.size());
+  }
+}
+
+void AddressResolver::resolve_by_symbol(uint64_t address, std::vector<Frame>& frames) {
+  if (const Symbol* symbol = index_.symbol_for(address))
+    frames.push_back({function_for_symbol(*symbol), "", 0});
+}
+
+void AddressResolver::resolve_in_unit(CompileUnit& unit, uint64_t address, const char* file,
+                                      int64_t line, std::vector<Frame>& frames) {
+  if (const FunctionRange* function = function_for(unit, address)) {
+    ScopeTree& tree = scope_tree(*function);
+    // The scopes down to the innermost inlined call holding the address: at each level
+    // the first child in DIE order whose ranges hold it.
+    chain_.assign(1, 0);
+    for (uint32_t node = 0;;) {
+      if (!tree.nodes[node].expanded) expand(unit, tree, node);
+      const ScopeNode& scope = tree.nodes[node];
+      const ChildRange* begin = tree.children.data() + scope.children_begin;
+      const ChildRange* end = tree.children.data() + scope.children_end;
+      const ChildRange* after = std::upper_bound(
+          begin, end, address,
+          [](uint64_t a, const ChildRange& r) { return a < r.low; });
+      uint32_t best = kNone;
+      for (; after != begin && (after - 1)->max_high > address; --after) {
+        if (address < (after - 1)->high) best = std::min(best, (after - 1)->node);
+      }
+      if (best == kNone) break;
+      if (tree.nodes[best].is_call) chain_.push_back(best);
+      node = best;
+    }
+    // Innermost first: it gets the line table's position; each caller gets the call
+    // site recorded on the inlined call below it.
+    for (size_t i = chain_.size(); i-- > 0;) {
+      ScopeNode& scope = tree.nodes[chain_[i]];
+      if (scope.function == nullptr) scope.function = function_for_die(&scope.die);
+      frames.push_back({scope.function, file, line});
+      if (i > 0) {
+        if (scope.call_file == nullptr) {
+          scope.call_file = call_file(unit, &scope.die);
           Dwarf_Attribute attribute;
           Dwarf_Word call_line = 0;
-          line = dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_line, &attribute), &call_line) == 0
-                     ? static_cast<int64_t>(call_line)
-                     : 0;
+          scope.call_line =
+              dwarf_formudata(dwarf_attr(&scope.die, DW_AT_call_line, &attribute), &call_line) == 0
+                  ? static_cast<int64_t>(call_line)
+                  : 0;
         }
+        file = scope.call_file;
+        line = scope.call_line;
       }
-      // A DWARF name without linkage name ("run_rounds" of a static C++ function, "main"
-      // over main's .cold part) gives way to the symbol table's name, as addr2line and
-      // llvm-symbolizer do: it is the mangled name or the piece's own name.
-      if (!has_linkage_name(&chain[0])) {
-        if (const Symbol* symbol = symbol_for(address))
-          frames.back().function = function_for_symbol(*symbol, frames.back().function->start_line);
-      }
-      return frames;
     }
+    // A DWARF name without linkage name ("run_rounds" of a static C++ function, "main"
+    // over main's .cold part) gives way to the symbol table's name, as addr2line and
+    // llvm-symbolizer do: it is the mangled name or the piece's own name. Only the mapped
+    // file's own table counts, as in addr2line: a separate debug file's local symbols
+    // ("unlink_chunk.constprop.0" in libc's) do not rename the DWARF function.
+    if (!tree.has_linkage_name) {
+      if (const Symbol* symbol = index_.own_symbol_for(address))
+        frames.back().function = function_for_symbol(*symbol, frames.back().function->start_line);
+    }
+    return;
   }
-  if (const Symbol* symbol = symbol_for(address)) frames.push_back({function_for_symbol(*symbol), file, line});
-  return frames;
+  if (const Symbol* symbol = index_.symbol_for(address))
+    frames.push_back({function_for_symbol(*symbol), file, line});
 }
 
 }  // namespace tally::symbolize

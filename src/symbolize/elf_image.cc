@@ -22,11 +22,11 @@ void init_libelf() {
 
 }  // namespace
 
-std::unique_ptr<ElfImage> ElfImage::open(const std::string& path) {
+std::unique_ptr<ElfImage> ElfImage::open(const std::string& path, Access access) {
   init_libelf();
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return nullptr;
-  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  Elf* elf = elf_begin(fd, access == Access::map ? ELF_C_READ_MMAP : ELF_C_READ, nullptr);
   if (elf == nullptr || elf_kind(elf) != ELF_K_ELF) {
     if (elf != nullptr) elf_end(elf);
     ::close(fd);
@@ -35,9 +35,22 @@ std::unique_ptr<ElfImage> ElfImage::open(const std::string& path) {
   return std::unique_ptr<ElfImage>(new ElfImage(fd, elf, path));
 }
 
+std::unique_ptr<ElfImage> ElfImage::from_memory(std::vector<uint8_t> bytes, std::string name) {
+  init_libelf();
+  if (bytes.empty()) return nullptr;
+  Elf* elf = elf_memory(reinterpret_cast<char*>(bytes.data()), bytes.size());
+  if (elf == nullptr || elf_kind(elf) != ELF_K_ELF) {
+    if (elf != nullptr) elf_end(elf);
+    return nullptr;
+  }
+  std::unique_ptr<ElfImage> image(new ElfImage(-1, elf, std::move(name)));
+  image->bytes_ = std::move(bytes);  // the vector's heap buffer does not move
+  return image;
+}
+
 ElfImage::~ElfImage() {
   elf_end(elf_);
-  ::close(fd_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 std::string ElfImage::build_id() const {
@@ -61,16 +74,29 @@ std::string ElfImage::debuglink() const {
 }
 
 bool ElfImage::has_section(const char* wanted, bool with_bits) const {
+  return find_section(wanted, with_bits).has_value();
+}
+
+std::optional<GElf_Shdr> ElfImage::section_header(const char* wanted) const {
+  return find_section(wanted, true);
+}
+
+std::optional<GElf_Shdr> ElfImage::find_section(const char* wanted, bool with_bits) const {
   size_t names_index = 0;
-  if (elf_getshdrstrndx(elf_, &names_index) != 0) return false;
+  if (elf_getshdrstrndx(elf_, &names_index) != 0) return std::nullopt;
   for (Elf_Scn* scn = elf_nextscn(elf_, nullptr); scn != nullptr; scn = elf_nextscn(elf_, scn)) {
     GElf_Shdr header;
     if (gelf_getshdr(scn, &header) == nullptr) continue;
     const char* name = elf_strptr(elf_, names_index, header.sh_name);
     if (name == nullptr || std::strcmp(name, wanted) != 0) continue;
-    if (!with_bits || header.sh_type != SHT_NOBITS) return true;
+    if (!with_bits || header.sh_type != SHT_NOBITS) return header;
   }
-  return false;
+  return std::nullopt;
+}
+
+bool ElfImage::has_compressed_dwarf() const {
+  auto header = section_header(".debug_info");
+  return header && (header->sh_flags & SHF_COMPRESSED) != 0;
 }
 
 // A stripped file keeps section headers for .debug_info only as NOBITS in debug files'
@@ -92,7 +118,8 @@ std::vector<LoadSegment> ElfImage::load_segments() const {
     if (gelf_getphdr(elf_, static_cast<int>(i), &header) == nullptr || header.p_type != PT_LOAD)
       continue;
     segments.push_back({header.p_offset, header.p_vaddr, header.p_filesz, header.p_align,
-                        (header.p_flags & PF_X) != 0});
+                        (header.p_flags & PF_X) != 0, header.p_memsz,
+                        (header.p_flags & PF_W) != 0});
   }
   return segments;
 }

@@ -2,6 +2,7 @@
 // carries DWARF, and its loadable segments (for the load bias).
 #pragma once
 
+#include <gelf.h>
 #include <libelf.h>
 
 #include <cstdint>
@@ -18,12 +19,23 @@ struct LoadSegment {
   uint64_t filesz = 0;
   uint64_t align = 0;
   bool executable = false;
+  uint64_t memsz = 0;  // p_memsz (the segment's extent in memory, .bss included)
+  bool writable = false;
 };
 
 class ElfImage {
  public:
+  enum class Access {
+    map,   // mmap the file: only the pages read come in (the default)
+    read,  // read sections into memory when asked for: for a file whose big sections are
+           // compressed, which are inflated whole anyway, so that its compressed pages do
+           // not stay mapped (and counted in the resident set) next to the inflated copies
+  };
   // nullptr when the file cannot be opened or is not ELF.
-  static std::unique_ptr<ElfImage> open(const std::string& path);
+  static std::unique_ptr<ElfImage> open(const std::string& path, Access access = Access::map);
+  // An ELF image held in memory (the vdso copied out of a process); `name` as the kernel
+  // names the mapping. nullptr when the bytes are not ELF.
+  static std::unique_ptr<ElfImage> from_memory(std::vector<uint8_t> bytes, std::string name);
   ~ElfImage();
   ElfImage(const ElfImage&) = delete;
   ElfImage& operator=(const ElfImage&) = delete;
@@ -36,15 +48,22 @@ class ElfImage {
   std::string debuglink() const;
   bool has_dwarf() const;
   bool has_symtab() const;
+  // Whether .debug_info is there and SHF_COMPRESSED.
+  bool has_compressed_dwarf() const;
+  // Whether a section of that name exists (and, with `with_bits`, is not NOBITS).
+  bool has_section(const char* name, bool with_bits) const;
+  // The header of the first section of that name with bits, or nullopt.
+  std::optional<GElf_Shdr> section_header(const char* name) const;
   bool is_exec() const;  // ET_EXEC: linked at fixed addresses
   std::vector<LoadSegment> load_segments() const;
 
  private:
+  std::optional<GElf_Shdr> find_section(const char* name, bool with_bits) const;
   ElfImage(int fd, Elf* elf, std::string path) : fd_(fd), elf_(elf), path_(std::move(path)) {}
-  bool has_section(const char* name, bool with_bits) const;
   int fd_;
   Elf* elf_;
   std::string path_;
+  std::vector<uint8_t> bytes_;  // the image itself when it was not read from a file
 };
 
 // The link-time virtual address of runtime address `address` in a mapping of `start`

@@ -1,21 +1,28 @@
 #include "symbolize/symbolize.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <span>
 #include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "core/hash.h"
+#include "core/id_table.h"
 #include "symbolize/address_resolver.h"
 #include "symbolize/demangle.h"
 #include "symbolize/elf_image.h"
 #include "symbolize/find_binary.h"
+#include "symbolize/run_parallel.h"
 
 namespace tally::symbolize {
 
@@ -25,15 +32,21 @@ namespace {
 // slot, what they resolve to.
 struct Image {
   FoundBinary found;
-  std::vector<uint64_t> addresses;  // sorted, unique
-  std::vector<std::vector<Frame>> frames;
+  std::vector<uint64_t> addresses;  // sorted, unique (once all are collected)
+  std::vector<uint32_t> slot_of;    // index in `addresses` of each address as collected
+  std::vector<struct FrameSpan> frames;  // per address: where its frames are
+};
+
+// The frames of one address: frames [begin, end) of task `task`.
+struct FrameSpan {
+  uint32_t task = 0, begin = 0, end = 0;
 };
 
 // A location to fill: from image `image` at its link-time address (or unresolvable).
 struct Pending {
   core::LocationId location = 0;
   int image = -1;  // -1: no usable ELF, or the address is outside its segments
-  uint64_t link_address = 0;
+  uint32_t collected = 0;  // the address's place among its image's collected addresses
 };
 
 std::vector<std::string> search_dirs(const Options& options) {
@@ -58,72 +71,184 @@ std::string base_name(std::string_view path) {
 // Pseudo-files the kernel names in brackets ("[vdso]", "[heap]") have no ELF to read.
 bool is_pseudo_file(std::string_view file) { return file.empty() || file.front() == '['; }
 
-// Resolves every image's addresses on `threads` threads. Work goes out in chunks of
-// addresses of one image; each thread keeps its own resolver per image. The resolvers
-// are returned: the frames point into them.
-std::vector<std::unique_ptr<AddressResolver>> resolve_all(std::vector<Image>& images,
-                                                          unsigned threads) {
-  struct Chunk {
-    size_t image, begin, end;
+// One thread's share of work: addresses of one image, each run of them in one compile
+// unit (or outside DWARF), and once resolved their frames, address after address.
+struct Task {
+  struct Run {
+    size_t unit = ElfIndex::kNoUnit;
+    uint32_t begin = 0, end = 0;  // in `slots`
   };
-  std::vector<Chunk> chunks;
+  size_t image = 0;
+  std::vector<Run> runs;
+  std::vector<uint32_t> slots;  // ascending addresses within each run
+  std::vector<Frame> frames;
+};
+
+// What resolve_all keeps alive: the frames, which point into the resolvers (the functions
+// they memoized and the units' file tables), not into the indexes.
+struct Resolution {
+  std::vector<std::unique_ptr<AddressResolver>> resolvers;
+  std::vector<Task> tasks;
+};
+
+// An image whose DWARF addresses are fewer than this is resolved with one libdw handle:
+// every handle keeps its own record of each compile unit it passes (a few MB for a big
+// library), and this much work is not worth a second thread.
+constexpr size_t kAddressesPerExtraHandle = 2000;
+
+// Splits each indexed image's addresses into tasks: one per compile unit (the addresses outside
+// DWARF in chunks); an image with one libdw handle gets all its units in one task, which
+// one thread then runs.
+std::vector<Task> make_tasks(std::vector<Image>& images,
+                             const std::vector<std::unique_ptr<ElfIndex>>& indexes,
+                             unsigned threads) {
+  constexpr size_t kChunk = 4096;  // addresses outside DWARF per task
+  std::vector<Task> tasks;
   for (size_t i = 0; i < images.size(); ++i) {
+    if (!indexes[i]) continue;  // not in this round
     auto& image = images[i];
     image.frames.resize(image.addresses.size());
-    // One contiguous share of the image's sorted addresses per thread: a thread then
-    // reads only the compile units of its share, instead of every thread indexing most
-    // of them as interleaved small chunks would make it.
-    size_t chunk_size = std::max<size_t>(256, (image.addresses.size() + threads - 1) / threads);
-    for (size_t begin = 0; begin < image.addresses.size(); begin += chunk_size)
-      chunks.push_back({i, begin, std::min(begin + chunk_size, image.addresses.size())});
-  }
-  std::atomic<size_t> next{0};
-  std::mutex done_mutex;
-  std::vector<std::unique_ptr<AddressResolver>> done;
-  auto work = [&] {
-    std::unordered_map<size_t, std::unique_ptr<AddressResolver>> resolvers;
-    for (size_t c; (c = next.fetch_add(1)) < chunks.size();) {
-      const Chunk& chunk = chunks[c];
-      auto& resolver = resolvers[chunk.image];
-      if (!resolver) resolver = std::make_unique<AddressResolver>(images[chunk.image].found);
-      Image& image = images[chunk.image];
-      for (size_t i = chunk.begin; i < chunk.end; ++i)
-        image.frames[i] = resolver->resolve(image.addresses[i]);
+    ElfIndex& index = *indexes[i];
+    std::unordered_map<size_t, size_t> unit_task;  // unit -> its task
+    std::vector<size_t> unit_tasks;
+    size_t symbols_task = SIZE_MAX;
+    for (size_t slot = 0; slot < image.addresses.size(); ++slot) {
+      size_t unit = index.unit_of(image.addresses[slot]);
+      size_t task = 0;
+      if (unit != ElfIndex::kNoUnit) {
+        auto [it, added] = unit_task.try_emplace(unit, tasks.size());
+        if (added) {
+          tasks.push_back({i, {{unit, 0, 0}}, {}, {}});
+          unit_tasks.push_back(it->second);
+        }
+        task = it->second;
+      } else {
+        if (symbols_task == SIZE_MAX || tasks[symbols_task].slots.size() >= kChunk) {
+          symbols_task = tasks.size();
+          tasks.push_back({i, {{ElfIndex::kNoUnit, 0, 0}}, {}, {}});
+        }
+        task = symbols_task;
+      }
+      tasks[task].slots.push_back(static_cast<uint32_t>(slot));
+      tasks[task].runs.back().end = static_cast<uint32_t>(tasks[task].slots.size());
     }
-    std::lock_guard lock(done_mutex);
-    for (auto& [image, resolver] : resolvers) done.push_back(std::move(resolver));
-  };
-  unsigned count = static_cast<unsigned>(std::min<size_t>(threads, chunks.size()));
-  if (count <= 1) {
-    work();
-    return done;
+    size_t dwarf_addresses = 0;
+    for (size_t t : unit_tasks) dwarf_addresses += tasks[t].slots.size();
+    if (threads > 1 && dwarf_addresses >= kAddressesPerExtraHandle) {
+      index.add_dwarf_handles(threads);
+    } else if (unit_tasks.size() > 1) {
+      // The units' tasks become runs of the first one; the others are left empty.
+      Task& merged = tasks[unit_tasks.front()];
+      for (size_t k = 1; k < unit_tasks.size(); ++k) {
+        Task& from = tasks[unit_tasks[k]];
+        const auto offset = static_cast<uint32_t>(merged.slots.size());
+        merged.slots.insert(merged.slots.end(), from.slots.begin(), from.slots.end());
+        merged.runs.push_back({from.runs.front().unit, offset,
+                               static_cast<uint32_t>(merged.slots.size())});
+        from = Task{};
+      }
+    }
   }
-  std::vector<std::thread> pool;
-  for (unsigned i = 0; i < count; ++i) pool.emplace_back(work);
-  for (auto& thread : pool) thread.join();
-  return done;
+  std::erase_if(tasks, [](const Task& task) { return task.slots.empty(); });
+  // The tasks in DWARF first, so that the debug files' indexes (the biggest) are done
+  // with, and freed, early; the biggest first within each kind, so that the threads
+  // finish together.
+  auto in_dwarf = [](const Task& task) {
+    return std::any_of(task.runs.begin(), task.runs.end(),
+                       [](const Task::Run& run) { return run.unit != ElfIndex::kNoUnit; });
+  };
+  std::stable_sort(tasks.begin(), tasks.end(), [&](const Task& a, const Task& b) {
+    if (in_dwarf(a) != in_dwarf(b)) return in_dwarf(a);
+    return a.slots.size() > b.slots.size();
+  });
+  return tasks;
+}
+
+// Resolves every image's addresses on `threads` threads. Each image's index is built
+// once (images in parallel) and shared. The work then goes out as tasks, the biggest
+// first: a unit is decoded by the one thread that takes its task, with that thread's own
+// resolver. The indexes (the files, their inflated debug sections, libdw's handles) are
+// gone when this returns: the frames need only the resolvers.
+Resolution resolve_all(std::vector<Image>& images, unsigned threads) {
+  Resolution kept;
+  // Two rounds: the images with DWARF (whose indexes hold the inflated debug sections, the
+  // most memory), then the others (symbol tables): each round's indexes are gone before
+  // the next round's are built, so that the two never add up.
+  for (bool with_dwarf : {true, false}) {
+    std::vector<size_t> round;
+    for (size_t i = 0; i < images.size(); ++i)
+      if (images[i].found.debug.empty() != with_dwarf) round.push_back(i);
+    if (round.empty()) continue;
+    std::vector<std::unique_ptr<ElfIndex>> indexes(images.size());
+    run_parallel(round.size(), threads, [&](unsigned, size_t k) {
+      indexes[round[k]] = std::make_unique<ElfIndex>(images[round[k]].found, 1, threads);
+    });
+    std::vector<Task> tasks = make_tasks(images, indexes, threads);
+    const size_t first_task = kept.tasks.size();
+
+    // An image's index goes as soon as its last task is done (the frames do not need it).
+    std::vector<std::atomic<size_t>> tasks_left(images.size());
+    for (const Task& task : tasks) ++tasks_left[task.image];
+
+    // Each thread's resolvers, by image. An image with one libdw handle has all its units
+    // in one task: whichever thread takes it uses handle 0 (its other tasks use none).
+    std::vector<std::unordered_map<size_t, std::unique_ptr<AddressResolver>>> per_thread(threads);
+    run_parallel(tasks.size(), threads, [&](unsigned worker, size_t t) {
+      Task& task = tasks[t];
+      const ElfIndex& index = *indexes[task.image];
+      auto& resolver = per_thread[worker][task.image];
+      if (!resolver)
+        resolver = std::make_unique<AddressResolver>(index, index.dwarf_handles() > 1 ? worker : 0);
+      Image& image = images[task.image];
+      std::vector<uint64_t> addresses(task.slots.size());
+      std::vector<uint32_t> ends(task.slots.size());
+      for (size_t k = 0; k < task.slots.size(); ++k) addresses[k] = image.addresses[task.slots[k]];
+      for (const Task::Run& run : task.runs)
+        resolver->resolve(run.unit, std::span(addresses).subspan(run.begin, run.end - run.begin),
+                          task.frames, std::span(ends).subspan(run.begin, run.end - run.begin));
+      const auto task_index = static_cast<uint32_t>(first_task + t);
+      for (size_t k = 0; k < task.slots.size(); ++k)
+        image.frames[task.slots[k]] = {task_index, k == 0 ? 0 : ends[k - 1], ends[k]};
+      if (--tasks_left[task.image] == 0) indexes[task.image].reset();
+    });
+    for (auto& resolvers : per_thread)
+      for (auto& [image, resolver] : resolvers) kept.resolvers.push_back(std::move(resolver));
+    std::move(tasks.begin(), tasks.end(), std::back_inserter(kept.tasks));
+    indexes.clear();
+    // Most of what the indexes held was allocated by the worker threads, in malloc arenas
+    // this thread (the interning that follows) cannot reuse: give it back.
+    ::malloc_trim(0);
+  }
+  return kept;
 }
 
 // Interns functions, reusing the profile's existing entries; each (function, file) pair a
-// resolver made is looked up by its pointers once interned.
+// resolver made is looked up by its pointers once interned. The table holds function ids
+// and compares the profile's own entries: no second copy of each key.
 class FunctionInterner {
  public:
-  FunctionInterner(core::Profile& profile, NameStyle names) : profile_(profile), names_(names) {
+  FunctionInterner(core::Profile& profile, NameStyle names)
+      : profile_(profile), names_(names), empty_(profile.intern("")) {
+    ids_.reserve(profile.functions.size());
     for (size_t i = 0; i < profile.functions.size(); ++i) {
       const auto& f = profile.functions[i];
-      ids_.emplace(std::tuple(f.name, f.system_name, f.filename, f.start_line),
-                   static_cast<core::FunctionId>(i + 1));
+      (void)intern({f.name, f.system_name, f.filename, f.start_line}, static_cast<uint32_t>(i));
     }
   }
   core::FunctionId intern(std::string_view name, std::string_view system_name,
                           std::string_view filename, int64_t start_line) {
-    core::Function f{profile_.intern(name), profile_.intern(system_name),
-                     profile_.intern(filename), start_line};
-    auto [it, added] = ids_.emplace(std::tuple(f.name, f.system_name, f.filename, f.start_line), 0);
-    if (added) it->second = profile_.add_function(f);
-    return it->second;
+    core::StringId name_id = profile_.intern(name);
+    core::StringId system_id = system_name == name ? name_id : profile_.intern(system_name);
+    core::Function key{name_id, system_id, filename.empty() ? empty_ : profile_.intern(filename),
+                       start_line};
+    const auto next = static_cast<uint32_t>(profile_.functions.size());
+    const uint32_t index = intern(key, next);
+    if (index == next) profile_.add_function(key);
+    return index + 1;
   }
   core::FunctionId intern(const Frame& frame) {
+    // Most functions come with one file: remembered on the function, no lookup.
+    if (frame.function->interned_file == frame.file) return frame.function->interned_id;
     auto [it, added] = by_frame_.try_emplace({frame.function, frame.file}, 0);
     if (added) {
       const FunctionInfo& function = *frame.function;
@@ -131,27 +256,45 @@ class FunctionInterner {
                                                           : function.name,
                           function.system_name, frame.file, function.start_line);
     }
+    frame.function->interned_file = frame.file;
+    frame.function->interned_id = it->second;
     return it->second;
   }
 
  private:
+  static uint64_t hash(const core::Function& f) {
+    uint64_t h = core::mix64(f.name);
+    h = core::mix64(h ^ f.system_name);
+    h = core::mix64(h ^ f.filename);
+    return core::mix64(h ^ static_cast<uint64_t>(f.start_line));
+  }
+  // The index in profile.functions of a function equal to `key`, else `next` (entered).
+  uint32_t intern(const core::Function& key, uint32_t next) {
+    bool inserted = false;
+    return ids_.find_or_insert(
+        hash(key), [&](uint32_t index) { return profile_.functions[index] == key; }, next,
+        inserted);
+  }
   struct PairHash {
     size_t operator()(const std::pair<const FunctionInfo*, const char*>& key) const {
       return std::hash<const void*>()(key.first) * 31 + std::hash<const void*>()(key.second);
     }
   };
+
   core::Profile& profile_;
   NameStyle names_;
-  std::map<std::tuple<core::StringId, core::StringId, core::StringId, int64_t>, core::FunctionId>
-      ids_;
+  core::StringId empty_;
+  core::IdTable ids_;  // indexes into profile.functions
   std::unordered_map<std::pair<const FunctionInfo*, const char*>, core::FunctionId, PairHash>
       by_frame_;
 };
 
 }  // namespace
 
-core::Status symbolize(core::Profile& profile, const Options& options,
-                       core::Diagnostics& diagnostics) {
+namespace {
+
+core::Status symbolize_locations(core::Profile& profile, const Options& options,
+                                 core::Diagnostics& diagnostics) {
   const std::vector<std::string> dirs = search_dirs(options);
 
   // Locations to resolve, per mapping.
@@ -170,8 +313,10 @@ core::Status symbolize(core::Profile& profile, const Options& options,
   std::map<std::string, int> image_by_key;       // build id or path -> images index
   std::map<std::pair<std::string, std::string>, int> image_by_file;  // (file, build id)
   std::vector<Pending> pending;
+  size_t wanted_count = 0;
+  for (const auto& locations : wanted) wanted_count += locations.size();
+  pending.reserve(wanted_count);
   std::vector<int> mapping_image(profile.mappings.size(), -1);
-  std::vector<std::map<uint64_t, size_t>> slots;  // per image: address -> slot
 
   for (size_t m = 0; m < profile.mappings.size(); ++m) {
     if (wanted[m].empty()) continue;
@@ -195,8 +340,7 @@ core::Status symbolize(core::Profile& profile, const Options& options,
         } else {
           image_index = static_cast<int>(images.size());
           image_by_key.emplace(found.key, image_index);
-          images.push_back({std::move(found), {}, {}});
-          slots.emplace_back();
+          images.push_back({std::move(found), {}, {}, {}});
         }
         image_by_file.emplace(std::pair(file, build_id), image_index);
       }
@@ -213,56 +357,114 @@ core::Status symbolize(core::Profile& profile, const Options& options,
         is_exec = elf->is_exec();
       }
     }
+    if (image_index >= 0) {
+      auto& collected = images[static_cast<size_t>(image_index)].addresses;
+      collected.reserve(collected.size() + wanted[m].size());
+    }
     for (core::LocationId id : wanted[m]) {
       Pending p{id, -1, 0};
       uint64_t address = profile.location(id).address;
       if (image_index >= 0) {
         if (auto link_address =
                 link_time_address(segments, is_exec, mapping.start, mapping.offset, address)) {
-          slots[static_cast<size_t>(image_index)].emplace(*link_address, 0);  // numbered below
+          auto& collected = images[static_cast<size_t>(image_index)].addresses;
           p.image = image_index;
-          p.link_address = *link_address;
+          p.collected = static_cast<uint32_t>(collected.size());
+          collected.push_back(*link_address);
         }
       }
       pending.push_back(p);
     }
   }
 
-  // Each unique address once, in address order (neighbours share a compile unit).
-  for (size_t i = 0; i < images.size(); ++i) {
-    size_t slot = 0;
-    for (auto& [address, index] : slots[i]) {
-      index = slot++;
-      images[i].addresses.push_back(address);
-    }
-  }
   unsigned threads = options.threads != 0 ? options.threads : std::thread::hardware_concurrency();
   if (threads == 0) threads = 1;
-  // Kept until the end: the frames point into the resolvers.
-  const auto resolvers = resolve_all(images, threads);
+  // Each unique address once, in address order (neighbours share a compile unit); each
+  // collected address remembers its slot, so that no location has to search for it.
+  run_parallel(images.size(), threads, [&](unsigned, size_t image_index) {
+    Image& image = images[image_index];
+    std::vector<std::pair<uint64_t, uint32_t>> order(image.addresses.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      order[i] = {image.addresses[i], static_cast<uint32_t>(i)};
+    std::sort(order.begin(), order.end());
+    image.slot_of.resize(order.size());
+    image.addresses.clear();
+    for (const auto& [address, collected] : order) {
+      if (image.addresses.empty() || image.addresses.back() != address)
+        image.addresses.push_back(address);
+      image.slot_of[collected] = static_cast<uint32_t>(image.addresses.size() - 1);
+    }
+  });
+  // The frames point into the resolvers: both live until the frames are interned.
+  Resolution resolution = resolve_all(images, threads);
+  // What only the resolution needed goes before the profile grows.
+  wanted = {};
+  for (auto& image : images) image.addresses = {};
+  for (Task& task : resolution.tasks) task.slots = {}, task.runs = {};
 
+  // Each unique address's lines, interned once, image by image in address order: the
+  // frames and the functions they point to are then visited in the order they were made
+  // (in location order they are visited at random, a cache miss each).
   FunctionInterner functions(profile, options.names);
+  // At most a function per frame and per unresolved location: reserved (address space,
+  // not memory, until used) so that the table is not copied as it doubles.
+  size_t frame_count = 0;
+  for (const Task& task : resolution.tasks) frame_count += task.frames.size();
+  profile.functions.reserve(profile.functions.size() + frame_count + pending.size());
+  std::vector<core::Line> resolved_lines;
+  resolved_lines.reserve(frame_count);
+  std::vector<std::vector<uint32_t>> lines_begin(images.size());  // per image, per slot + 1
+  for (size_t i = 0; i < images.size(); ++i) {
+    Image& image = images[i];
+    std::vector<uint32_t>& begin = lines_begin[i];
+    begin.resize(image.frames.size() + 1);
+    for (size_t slot = 0; slot < image.frames.size(); ++slot) {
+      begin[slot] = static_cast<uint32_t>(resolved_lines.size());
+      const FrameSpan& span = image.frames[slot];
+      if (span.begin == span.end) continue;
+      const std::vector<Frame>& frames = resolution.tasks[span.task].frames;
+      for (uint32_t k = span.begin; k < span.end; ++k)
+        resolved_lines.push_back({functions.intern(frames[k]), frames[k].line, 0});
+    }
+    begin.back() = static_cast<uint32_t>(resolved_lines.size());
+    image.frames = {};
+  }
+  // The frames are interned: the resolvers' memory goes before the locations' lines come.
+  resolution = {};
+  ::malloc_trim(0);
+
   std::vector<bool> mapping_resolved(profile.mappings.size(), false);
+  // Per mapping, how an unresolved address's name starts: "[libfoo.so+" ("[vdso+", not
+  // "[[vdso]+").
+  std::vector<std::string> unresolved_prefix(profile.mappings.size());
+  std::string name;
   for (const auto& p : pending) {
     core::Location& location = profile.location(p.location);
     const core::Mapping& mapping = profile.mapping(location.mapping);
-    const std::vector<Frame>* frames = nullptr;
+    std::span<const core::Line> lines;
     if (p.image >= 0) {
-      auto& image = images[static_cast<size_t>(p.image)];
-      frames = &image.frames[slots[static_cast<size_t>(p.image)].at(p.link_address)];
+      const auto& image = images[static_cast<size_t>(p.image)];
+      const std::vector<uint32_t>& begin = lines_begin[static_cast<size_t>(p.image)];
+      const uint32_t slot = image.slot_of[p.collected];
+      if (slot + 1 < begin.size())
+        lines = std::span(resolved_lines).subspan(begin[slot], begin[slot + 1] - begin[slot]);
     }
-    if (frames != nullptr && !frames->empty()) {
-      for (const Frame& frame : *frames)
-        location.lines.push_back({functions.intern(frame), frame.line, 0});
+    if (!lines.empty()) {
+      location.lines.assign(lines.begin(), lines.end());
       mapping_resolved[location.mapping - 1] = true;
     } else {
-      std::string_view file = profile.str(mapping.file);
-      // "[vdso]" shows as "[vdso+0x10]", not "[[vdso]+0x10]".
-      std::string image = file.size() > 2 && file.front() == '[' && file.back() == ']'
-                              ? std::string(file.substr(1, file.size() - 2))
-                              : base_name(file);
-      std::string name = fmt::format("[{}+{:#x}]", image.empty() ? "unknown" : image,
-                                     location.address - mapping.start + mapping.offset);
+      std::string& prefix = unresolved_prefix[location.mapping - 1];
+      if (prefix.empty()) {
+        std::string_view file = profile.str(mapping.file);
+        std::string image = file.size() > 2 && file.front() == '[' && file.back() == ']'
+                                ? std::string(file.substr(1, file.size() - 2))
+                                : base_name(file);
+        prefix = "[" + (image.empty() ? std::string("unknown") : image) + "+";
+      }
+      name = prefix;
+      char offset[24];  // "0x" and 16 digits and "]"
+      const auto* end = fmt::format_to(offset, "{:#x}]", location.address - mapping.start + mapping.offset);
+      name.append(offset, static_cast<size_t>(end - offset));
       location.lines.push_back({functions.intern(name, name, "", 0), 0, 0});
     }
   }
@@ -278,6 +480,16 @@ core::Status symbolize(core::Profile& profile, const Options& options,
     }
   }
   return core::ok();
+}
+
+}  // namespace
+
+core::Status symbolize(core::Profile& profile, const Options& options,
+                       core::Diagnostics& diagnostics) {
+  core::Status status = symbolize_locations(profile, options, diagnostics);
+  // The resolvers and frames just freed: back to the system before the report's turn.
+  ::malloc_trim(0);
+  return status;
 }
 
 }  // namespace tally::symbolize

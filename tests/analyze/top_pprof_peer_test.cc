@@ -16,32 +16,16 @@ namespace {
 
 struct TopTable {
   std::vector<std::string> header;  // the lines before the column titles
-  std::vector<std::string> rows;    // "flat|flat%|sum%|cum|cum%|name"
+  std::vector<TopRow> rows;         // tally's ± column left out
 };
 
-// Splits pprof's (or tally's) -top text. `extra_columns` is 1 for tally's ± column.
-TopTable parse_top(const std::string& text, int extra_columns) {
+TopTable parse_top(const std::string& text) {
   TopTable t;
-  std::istringstream in(text);
-  std::string line;
-  bool in_table = false;
-  while (std::getline(in, line)) {
-    if (!in_table) {
-      if (line.find("flat  flat%") != std::string::npos) in_table = true;
-      else t.header.push_back(line);
-      continue;
-    }
-    std::istringstream fields(line);
-    std::string row, field;
-    for (int i = 0; i < 5 + extra_columns; ++i) {
-      fields >> field;
-      if (i < 5) row += field + "|";
-    }
-    std::string name;
-    std::getline(fields, name);
-    name.erase(0, name.find_first_not_of(' '));
-    t.rows.push_back(row + name);
+  for (const std::string& line : text_lines(text)) {
+    if (line.find("flat  flat%") != std::string::npos) break;
+    t.header.push_back(line);
   }
+  t.rows = top_rows(text);
   return t;
 }
 
@@ -49,7 +33,7 @@ TopTable parse_top(const std::string& text, int extra_columns) {
 // looks up by hand); pprof names it "[lib]". Rows compare without the offset.
 TopTable without_offsets(TopTable t) {
   static const std::regex kOffset(R"(\[(.+?)\+0x[0-9a-f]+\])");
-  for (std::string& row : t.rows) row = std::regex_replace(row, kOffset, "[$1]");
+  for (TopRow& row : t.rows) row.name = std::regex_replace(row.name, kOffset, "[$1]");
   return t;
 }
 
@@ -77,8 +61,8 @@ void expect_same_top(const std::string& file, const std::vector<std::string>& pp
   tally_argv.push_back(file);
   RunResult actual = run_tally(tally_argv);
   ASSERT_EQ(actual.exit_code, 0) << actual.err;
-  const TopTable want = parse_top(expected.out, 0);
-  const TopTable got = without_offsets(parse_top(actual.out, 1));
+  const TopTable want = parse_top(expected.out);
+  const TopTable got = without_offsets(parse_top(actual.out));
   ASSERT_FALSE(want.rows.empty()) << expected.out;
   EXPECT_EQ(got.header, want.header) << "pprof:\n" << expected.out << "tally:\n" << actual.out;
   EXPECT_EQ(got.rows, want.rows) << "pprof:\n" << expected.out << "tally:\n" << actual.out;
@@ -164,8 +148,8 @@ TEST(TopVsPprof, SymbolizedFromTheBinaries) {
     const std::string file = shared("fixtures/gperf/" + fixture.name + ".prof");
     RunResult actual = run_tally({"top", "--nodecount", "1000", "--binary-path", shared("fixtures/bin"), file});
     ASSERT_EQ(actual.exit_code, 0) << actual.err;
-    const TopTable want = parse_top(read_text(shared("fixtures/gperf/" + fixture.name + ".pprof-top.txt")), 0);
-    const TopTable got = without_offsets(parse_top(actual.out, 1));
+    const TopTable want = parse_top(read_text(shared("fixtures/gperf/" + fixture.name + ".pprof-top.txt")));
+    const TopTable got = without_offsets(parse_top(actual.out));
     ASSERT_FALSE(want.rows.empty());
     EXPECT_EQ(got.header, want.header) << actual.out;
     EXPECT_EQ(got.rows, want.rows) << actual.out;

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "core/profile.h"
+#include "formats/format.h"
 #include "support/test_support.h"
 
 namespace tally::test {
@@ -95,6 +97,66 @@ TEST(TracesVsPprof, EveryFixture) {
     expect_same(file, {"-traces", "-focus=func_a|lib_hot"}, {"traces", "--focus", "func_a|lib_hot"});
     expect_same(file, {"-traces", "-show=func|lib_|run"}, {"traces", "--show", "func|lib_|run"});
   }
+}
+
+// Sample labels (pprof prints them above each stack): the perf script fixtures carry comm
+// and tid, converted to pprof by tally.
+TEST(TracesVsPprof, LabelsFromPerfScript) {
+  TALLY_REQUIRE_PEER(find_pprof(), "pprof");
+  TempDir dir;
+  for (const char* name : {"split-fp", "shlib-fp", "deep-fp", "split-nofp-dwarf"}) {
+    SCOPED_TRACE(name);
+    const std::string out = dir.file(std::string(name) + ".pb.gz");
+    const RunResult converted = run_tally(
+        {"convert", shared(std::string("fixtures/perf/") + name + ".perf-script.txt"), "--to",
+         "pprof", "-o", out});
+    ASSERT_EQ(converted.exit_code, 0) << converted.err;
+    expect_same(out, {"-traces"}, {"traces"});
+    const RunResult traces = run_tally({"traces", out});
+    EXPECT_NE(traces.out.find("      comm:  "), std::string::npos) << traces.out;
+  }
+}
+
+// Numeric labels with and without units (pprof's unit rules: the sample's unit, "bytes" for
+// alignment/request, else the key), repeated keys, keys longer than the column.
+TEST(TracesVsPprof, LabelKindsAndUnits) {
+  TALLY_REQUIRE_PEER(find_pprof(), "pprof");
+  core::Profile p;
+  p.sample_types = {p.value_type("samples", "count"), p.value_type("cpu", "nanoseconds")};
+  p.period_type = p.sample_types[1];
+  p.period = 1000000;
+  const core::FunctionId f = p.add_function({.name = p.intern("work"), .system_name = p.intern("work")});
+  const core::FunctionId g = p.add_function({.name = p.intern("main"), .system_name = p.intern("main")});
+  const core::LocationId a = p.add_location({.address = 0x1000, .lines = {{.function = f, .line = 3}}});
+  const core::LocationId b = p.add_location({.address = 0x2000, .lines = {{.function = g, .line = 9}}});
+  const std::vector<core::LocationId> stack{a, b};
+  auto str = [&](const char* key, const char* value) {
+    return core::Label{.key = p.intern(key), .str = p.intern(value)};
+  };
+  auto num = [&](const char* key, int64_t value, const char* unit) {
+    return core::Label{.key = p.intern(key), .num = value, .num_unit = unit ? p.intern(unit) : 0};
+  };
+  const std::vector<int64_t> values{2, 2000000};
+  p.add_sample(stack, values,
+               std::vector<core::Label>{str("thread", "worker-1"), str("comm", "a"),
+                                        str("comm", "b"), num("bytes", 2048, "bytes"),
+                                        num("alignment", 16, nullptr), num("pid", 4242, nullptr),
+                                        num("request_latency", 1500000, "nanoseconds")});
+  p.add_sample(stack, values,
+               std::vector<core::Label>{str("a_very_long_label_key", "x"),
+                                        num("bytes", 3 << 20, "bytes"), num("bytes", 10, "bytes"),
+                                        num("pid", -7, nullptr)});
+  p.add_sample(stack, values);
+  core::Diagnostics diagnostics;
+  auto files = formats::write_profile(p, formats::Format::pprof, diagnostics);
+  ASSERT_TRUE(files) << files.error().message;
+  TempDir dir;
+  const std::string file = dir.file("labels.pb.gz");
+  write_bytes(file, files->front().bytes);
+  expect_same(file, {"-traces"}, {"traces"});
+  const RunResult traces = run_tally({"traces", file});
+  EXPECT_NE(traces.out.find("     bytes:  3MB 10B\n"), std::string::npos) << traces.out;
+  EXPECT_NE(traces.out.find("      comm:  a b\n"), std::string::npos) << traces.out;
 }
 
 }  // namespace

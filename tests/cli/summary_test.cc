@@ -93,5 +93,25 @@ TEST(CatSummary, ReadsFromStandardInput) {
   EXPECT_EQ(summary_value(r.out, "distinct stacks"), "8") << r.out;
 }
 
+// A sample type name longer than the label column (callgrind event names can be) widens
+// the column: every value starts at the same place, after a space.
+TEST(CatSummary, LongSampleTypeNamesDoNotRunIntoTheirValues) {
+  TempDir dir;
+  const std::string path = dir.file("long.callgrind");
+  write_bytes(path, "events: Ir L1_data_cache_read_misses\nfn=main\n1 500 7\n");
+  RunResult r = run_tally({"cat", "--summary", path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(summary_value(r.out, "total L1_data_cache_read_misses"), "7") << r.out;
+  EXPECT_EQ(summary_value(r.out, "total Ir"), "500") << r.out;
+  // The values of the short and the long name line up.
+  size_t ir_value = std::string::npos, misses_value = std::string::npos;
+  for (const std::string& line : text_lines(r.out)) {
+    if (line.starts_with("total Ir ")) ir_value = line.find("500");
+    if (line.starts_with("total L1_data_cache_read_misses ")) misses_value = line.find("7 count");
+  }
+  EXPECT_NE(ir_value, std::string::npos) << r.out;
+  EXPECT_EQ(ir_value, misses_value) << r.out;
+}
+
 }  // namespace
 }  // namespace tally::test

@@ -19,15 +19,11 @@
 namespace tally::io {
 namespace {
 
-std::span<const uint8_t> as_bytes(std::string_view s) {
-  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
-}
-
 std::string as_string(const std::vector<uint8_t>& b) { return {b.begin(), b.end()}; }
 
 // Inflates `gz` and requires success.
 std::string inflate_ok(std::string_view gz, uint64_t max_output = uint64_t(16) << 30) {
-  auto out = gunzip(as_bytes(gz), "test.gz", max_output);
+  auto out = gunzip(test::bytes_of(gz), "test.gz", max_output);
   if (!out) {
     ADD_FAILURE() << out.error().message;
     return {};
@@ -37,7 +33,7 @@ std::string inflate_ok(std::string_view gz, uint64_t max_output = uint64_t(16) <
 
 // Inflates `gz` and requires failure; returns the message.
 std::string inflate_error(std::string_view gz, uint64_t max_output = uint64_t(16) << 30) {
-  auto out = gunzip(as_bytes(gz), "test.gz", max_output);
+  auto out = gunzip(test::bytes_of(gz), "test.gz", max_output);
   if (out) {
     ADD_FAILURE() << "gunzip accepted bad input";
     return {};
@@ -107,7 +103,7 @@ TEST(Gzip, RoundTrips) {
        {std::string(), std::string("x"), std::string("line one\nline two\n"),
         std::string(3000000, 'a'), random_bytes(1 << 20, 2)}) {
     std::string gz = gzip(data);
-    ASSERT_TRUE(is_gzip(as_bytes(gz)));
+    ASSERT_TRUE(is_gzip(test::bytes_of(gz)));
     EXPECT_EQ(inflate_ok(gz), data) << "size " << data.size();
   }
 }
@@ -137,12 +133,12 @@ TEST(Gzip, InteroperatesWithGzipCommand) {
 }
 
 TEST(IsGzip, LooksAtTheTwoMagicBytes) {
-  EXPECT_TRUE(is_gzip(as_bytes("\x1f\x8b")));
-  EXPECT_TRUE(is_gzip(as_bytes(gzip("x"))));
-  EXPECT_FALSE(is_gzip(as_bytes("\x1f")));
-  EXPECT_FALSE(is_gzip(as_bytes("")));
-  EXPECT_FALSE(is_gzip(as_bytes("\x8b\x1f")));
-  EXPECT_FALSE(is_gzip(as_bytes("%!PS")));
+  EXPECT_TRUE(is_gzip(test::bytes_of("\x1f\x8b")));
+  EXPECT_TRUE(is_gzip(test::bytes_of(gzip("x"))));
+  EXPECT_FALSE(is_gzip(test::bytes_of("\x1f")));
+  EXPECT_FALSE(is_gzip(test::bytes_of("")));
+  EXPECT_FALSE(is_gzip(test::bytes_of("\x8b\x1f")));
+  EXPECT_FALSE(is_gzip(test::bytes_of("%!PS")));
 }
 
 TEST(Gunzip, ConcatenatedMembersFormOneStream) {
@@ -197,7 +193,7 @@ TEST(Gunzip, DamagedDeflateDataNeverPassesSilently) {
   for (size_t at = 10; at + 8 < gz.size(); at += 7) {
     std::string bad = gz;
     bad[at] = static_cast<char>(bad[at] ^ 0xff);
-    auto out = gunzip(as_bytes(bad), "bad.gz");
+    auto out = gunzip(test::bytes_of(bad), "bad.gz");
     EXPECT_FALSE(out.has_value() && as_string(*out) != data) << "flip at " << at;
   }
 }
@@ -304,7 +300,7 @@ TEST_P(GzipWriterSizes, OneMemberPerBlockThatEveryReaderInflates) {
   GzipWriter writer(6, threads);
   writer.write(data);
   const std::string gz = writer.finish();
-  ASSERT_TRUE(is_gzip(as_bytes(gz)));
+  ASSERT_TRUE(is_gzip(test::bytes_of(gz)));
   EXPECT_LT(gz.size(), size / 2 + 100) << "compressed";
 
   const std::vector<size_t> sizes = member_sizes(gz);
@@ -351,7 +347,7 @@ TEST(GzipWriter, AMemberIsAStandaloneGzipFile) {
   const std::string first_alone = gzip(std::string_view(data).substr(0, kBlock));
   ASSERT_GT(gz.size(), first_alone.size());
   EXPECT_EQ(gz.substr(0, first_alone.size()) == first_alone, true);
-  EXPECT_TRUE(is_gzip(as_bytes(std::string_view(gz).substr(first_alone.size()))));
+  EXPECT_TRUE(is_gzip(test::bytes_of(std::string_view(gz).substr(first_alone.size()))));
   EXPECT_EQ(inflate_ok(std::string_view(gz).substr(first_alone.size())), data.substr(kBlock));
 }
 

@@ -12,6 +12,7 @@
 #include "formats/gperf/gperf_convert.h"
 #include "formats/gperf/gperf_file.h"
 #include "io/input.h"
+#include "support/test_support.h"
 
 namespace tally::test {
 
@@ -55,10 +56,6 @@ void expect_located(const core::Error& e, const std::string& source, const std::
   EXPECT_NE(e.message.find(source), std::string::npos) << what << ": " << e.message;
 }
 
-std::span<const uint8_t> as_bytes(const std::string& s) {
-  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
-}
-
 // What tally writes from a profile it read, tally must read back.
 void write_and_read_back(const core::Profile& p, const std::string& source) {
   for (formats::Format to : {formats::Format::gperf, formats::Format::dcpi}) {
@@ -95,8 +92,8 @@ void exercise_gperf(std::span<const uint8_t> bytes, const std::string& source,
     ++outcomes.gperf_files_read;
     // The faithful struct gives back the very bytes it was read from.
     std::string again = gperf::write_gperf(*file);
-    EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), as_bytes(again).begin(),
-                           as_bytes(again).end()))
+    EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), bytes_of(again).begin(),
+                           bytes_of(again).end()))
         << source << ": read_gperf -> write_gperf changed the bytes";
   }
   auto streamed = gperf::read_profile(bytes, source, diagnostics);
@@ -129,7 +126,7 @@ void exercise_dcpi(std::span<const uint8_t> bytes, const std::string& source,
   auto written = dcpi::write_dcpi(*file);
   if (written) {
     // Spacing may be normalised, the content may not change.
-    auto again = dcpi::read_dcpi(as_bytes(*written), source, diagnostics);
+    auto again = dcpi::read_dcpi(bytes_of(*written), source, diagnostics);
     if (!again) {
       ADD_FAILURE() << source << ": write_dcpi output unreadable: " << again.error().message;
     } else {
@@ -150,7 +147,7 @@ void exercise_dcpi(std::span<const uint8_t> bytes, const std::string& source,
     for (const dcpi::Image& image : *images) {
       auto bytes_out = dcpi::write_dcpi(image.file);
       if (!bytes_out) continue;
-      EXPECT_TRUE(dcpi::read_dcpi(as_bytes(*bytes_out), source, diagnostics))
+      EXPECT_TRUE(dcpi::read_dcpi(bytes_of(*bytes_out), source, diagnostics))
           << source << ": dcpi -> profile -> dcpi is unreadable";
     }
   }

@@ -6,6 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <time.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +16,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 
 extern char** environ;
 
@@ -33,6 +37,13 @@ std::vector<uint8_t> read_bytes(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+std::vector<std::string> text_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
 std::string read_text(const std::string& path) {
   auto b = read_bytes(path);
   return {b.begin(), b.end()};
@@ -44,38 +55,114 @@ void write_bytes(const std::string& path, const std::string& bytes) {
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
-RunResult run(const std::vector<std::string>& argv, const std::string& input,
-              const std::string& cwd) {
+namespace {
+
+double monotonic_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
+}
+
+double seconds(const timeval& tv) {
+  return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+}
+
+// Starts argv with `actions` applied to its file descriptors, this process's environment
+// plus `environment`, in its own process group when `own_group`. Throws when it cannot.
+pid_t spawn(const std::vector<std::string>& argv, const posix_spawn_file_actions_t& actions,
+            const Environment& environment, bool own_group) {
+  std::vector<std::string> variables;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry = *e;
+    const std::string_view name = entry.substr(0, entry.find('='));
+    const bool replaced = std::any_of(environment.begin(), environment.end(),
+                                      [&](const auto& v) { return v.first == name; });
+    if (!replaced) variables.emplace_back(entry);
+  }
+  for (const auto& [name, value] : environment) variables.push_back(name + "=" + value);
+  std::vector<char*> envp;
+  for (std::string& v : variables) envp.push_back(v.data());
+  envp.push_back(nullptr);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  if (own_group) {
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attributes, 0);
+  }
+  pid_t pid = -1;
+  const int rc = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), envp.data());
+  posix_spawnattr_destroy(&attributes);
+  if (rc != 0) throw std::runtime_error("cannot run " + argv[0] + ": " + std::strerror(rc));
+  return pid;
+}
+
+}  // namespace
+
+double cpu_seconds(const rusage& usage) { return seconds(usage.ru_utime) + seconds(usage.ru_stime); }
+
+std::string RunResult::describe() const {
+  std::ostringstream text;
+  text << "exit " << exit_code << " signal " << signal << (timed_out ? " (timed out)" : "")
+       << "\nstdout:\n" << out << "\nstderr:\n" << err;
+  return text.str();
+}
+
+RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
   int in_pipe[2], out_pipe[2], err_pipe[2];
-  if (pipe(in_pipe) || pipe(out_pipe) || pipe(err_pipe)) throw std::runtime_error("pipe failed");
+  if (pipe2(in_pipe, O_CLOEXEC) || pipe2(out_pipe, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC))
+    throw std::runtime_error("pipe failed");
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, in_pipe[0], 0);
   posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
   posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
-  for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]})
-    posix_spawn_file_actions_addclose(&fa, fd);
-  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid;
-  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  if (!options.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, options.cwd.c_str());
+  RunResult r;
+  const double started = monotonic_seconds();
+  pid_t pid = -1;
+  try {
+    pid = spawn(argv, fa, options.environment, /*own_group=*/true);
+  } catch (...) {
+    posix_spawn_file_actions_destroy(&fa);
+    for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]})
+      close(fd);
+    throw;
+  }
   posix_spawn_file_actions_destroy(&fa);
   close(in_pipe[0]);
   close(out_pipe[1]);
   close(err_pipe[1]);
-  if (rc != 0) {
-    close(in_pipe[1]);
-    close(out_pipe[0]);
-    close(err_pipe[0]);
-    throw std::runtime_error("cannot run " + argv[0] + ": " + std::strerror(rc));
-  }
+
+  // What is due at a time: the signal to send, the time limit.
+  bool signal_due = options.signal_after_seconds > 0;
+  bool waiting_for_output = signal_due && !options.signal_after_output.empty();
+  double signal_at = started + options.signal_after_seconds;
+  const double deadline = options.timeout_seconds > 0 ? started + options.timeout_seconds : 0;
+  // Milliseconds until the next of them (-1: none), acting on those that have come.
+  auto next_event_ms = [&]() -> int {
+    const double now = monotonic_seconds();
+    if (signal_due && !waiting_for_output && now >= signal_at) {
+      kill(pid, options.signal);
+      signal_due = false;
+    }
+    if (deadline > 0 && now >= deadline && !r.timed_out) {
+      r.timed_out = true;
+      kill(-pid, SIGKILL);
+    }
+    double next = -1;
+    if (signal_due && !waiting_for_output) next = signal_at - now;
+    if (deadline > 0 && !r.timed_out && (next < 0 || deadline - now < next)) next = deadline - now;
+    return next < 0 ? -1 : static_cast<int>(next * 1000) + 1;
+  };
+
   // Feed stdin and drain stdout/stderr together so that neither side blocks.
-  RunResult r;
   size_t fed = 0;
   int in_fd = in_pipe[1];
-  if (input.empty()) {
+  if (options.input.empty()) {
     close(in_fd);
     in_fd = -1;
   } else {
@@ -90,10 +177,12 @@ RunResult run(const std::vector<std::string>& argv, const std::string& input,
     if (out_open) fds[out_i = n++] = {out_pipe[0], POLLIN, 0};
     if (err_open) fds[err_i = n++] = {err_pipe[0], POLLIN, 0};
     if (in_fd >= 0) fds[in_i = n++] = {in_fd, POLLOUT, 0};
-    if (poll(fds, static_cast<nfds_t>(n), -1) < 0) {
+    const int ready = poll(fds, static_cast<nfds_t>(n), next_event_ms());
+    if (ready < 0) {
       if (errno == EINTR) continue;
       break;
     }
+    if (ready == 0) continue;
     auto drain = [&](int idx, int fd, std::string& into, bool& open) {
       if (idx < 0 || !(fds[idx].revents & (POLLIN | POLLHUP | POLLERR))) return;
       ssize_t got = read(fd, buf, sizeof buf);
@@ -101,29 +190,133 @@ RunResult run(const std::vector<std::string>& argv, const std::string& input,
       else into.append(buf, static_cast<size_t>(got));
     };
     drain(out_i, out_pipe[0], r.out, out_open);
+    if (waiting_for_output && r.out.find(options.signal_after_output) != std::string::npos) {
+      waiting_for_output = false;
+      signal_at = monotonic_seconds() + options.signal_after_seconds;
+    }
     drain(err_i, err_pipe[0], r.err, err_open);
     if (in_i >= 0 && (fds[in_i].revents & (POLLOUT | POLLERR | POLLHUP))) {
-      ssize_t put = write(in_fd, input.data() + fed, input.size() - fed);
+      ssize_t put = write(in_fd, options.input.data() + fed, options.input.size() - fed);
       if (put > 0) fed += static_cast<size_t>(put);
-      if (put < 0 && errno != EAGAIN) fed = input.size();
-      if (fed == input.size()) {
+      if (put < 0 && errno != EAGAIN) fed = options.input.size();
+      if (fed == options.input.size()) {
         close(in_fd);
         in_fd = -1;
       }
     }
   }
+  if (in_fd >= 0) close(in_fd);
   close(out_pipe[0]);
   close(err_pipe[0]);
+  // The pipes close when the program ends (or when the children holding them do): wait
+  // for it, still sending the signal and keeping the time limit.
   int status = 0;
-  waitpid(pid, &status, 0);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  for (;;) {
+    const int wait_ms = next_event_ms();
+    const pid_t done = wait4(pid, &status, wait_ms < 0 ? 0 : WNOHANG, &r.usage);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) break;
+    if (done == 0) usleep(static_cast<useconds_t>(std::min(wait_ms, 2) * 1000));
+  }
+  r.wall_seconds = monotonic_seconds() - started;
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
   return r;
 }
 
-RunResult run_tally(const std::vector<std::string>& args, const std::string& input) {
+RunResult run(const std::vector<std::string>& argv, const std::string& input,
+              const std::string& cwd) {
+  return run(argv, RunOptions{.input = input, .cwd = cwd});
+}
+
+RunResult run_tally(const std::vector<std::string>& args, const RunOptions& options) {
   std::vector<std::string> argv{tally_binary()};
   argv.insert(argv.end(), args.begin(), args.end());
-  return run(argv, input);
+  return run(argv, options);
+}
+
+RunResult run_tally(const std::vector<std::string>& args, const std::string& input) {
+  return run_tally(args, RunOptions{.input = input});
+}
+
+BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv, const std::string& log) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (!log.empty()) {
+    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  }
+  try {
+    pid_ = spawn(argv, fa, {}, /*own_group=*/false);
+  } catch (...) {
+    posix_spawn_file_actions_destroy(&fa);
+    throw;
+  }
+  posix_spawn_file_actions_destroy(&fa);
+}
+
+BackgroundProcess::~BackgroundProcess() {
+  if (status_ < 0) stop(SIGKILL);
+}
+
+bool BackgroundProcess::running() {
+  if (status_ >= 0) return false;
+  int status = 0;
+  if (waitpid(pid_, &status, WNOHANG) != pid_) return true;
+  status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return false;
+}
+
+void BackgroundProcess::signal(int signal) {
+  if (status_ < 0) ::kill(pid_, signal);
+}
+
+int BackgroundProcess::wait() {
+  if (status_ >= 0) return status_;
+  int status = 0;
+  while (waitpid(pid_, &status, 0) < 0) {
+    if (errno != EINTR) return status_ = 255;
+  }
+  status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return status_;
+}
+
+int BackgroundProcess::stop(int signal) {
+  this->signal(signal);
+  return wait();
+}
+
+void PrintTo(const TopRow& row, std::ostream* os) {
+  *os << row.flat << "|" << row.flat_percent << "|" << row.sum_percent << "|" << row.cum << "|"
+      << row.cum_percent << "|" << row.name;
+}
+
+std::vector<TopRow> top_rows(const std::string& text) {
+  std::vector<TopRow> rows;
+  bool in_table = false, plus_minus = false;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("flat  flat%") != std::string::npos) {
+      in_table = true;
+      plus_minus = line.find("±") != std::string::npos;
+      continue;
+    }
+    if (!in_table) continue;
+    std::istringstream fields(line);
+    TopRow row;
+    std::string skipped;
+    fields >> row.flat >> row.flat_percent >> row.sum_percent >> row.cum >> row.cum_percent;
+    if (plus_minus) fields >> skipped;
+    std::getline(fields, row.name);
+    const size_t name_start = row.name.find_first_not_of(' ');
+    if (name_start == std::string::npos) continue;
+    row.name.erase(0, name_start);
+    if (!row.flat_percent.ends_with('%') || !row.sum_percent.ends_with('%') ||
+        !row.cum_percent.ends_with('%'))
+      continue;
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 std::string find_program(const std::string& name) {

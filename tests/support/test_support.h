@@ -2,8 +2,16 @@
 // peer tools (google/pprof, google-pprof, valgrind...) as subprocesses, temporary dirs.
 #pragma once
 
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
 #include <cstdint>
+#include <iosfwd>
+#include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tally::test {
@@ -16,19 +24,92 @@ std::string shared(const std::string& relative);
 std::string tally_binary();
 
 std::vector<uint8_t> read_bytes(const std::string& path);
+// The bytes of a text, as the readers take them (valid as long as the text).
+inline std::span<const uint8_t> bytes_of(std::string_view text) {
+  return {reinterpret_cast<const uint8_t*>(text.data()), text.size()};
+}
 std::string read_text(const std::string& path);
+// The lines of a text, without their '\n'.
+std::vector<std::string> text_lines(const std::string& text);
 void write_bytes(const std::string& path, const std::string& bytes);
+
+// Variables added to (or replacing those of the same name in) this process's environment.
+using Environment = std::vector<std::pair<std::string, std::string>>;
+
+struct RunOptions {
+  std::string input{};        // fed on stdin (empty: stdin is closed at once)
+  std::string cwd{};          // run there when not empty
+  Environment environment{};  // added to this process's environment
+  // > 0: the program's process group (it runs in its own) is killed with SIGKILL after
+  // this many seconds, and the result says timed_out.
+  double timeout_seconds = 0;
+  // > 0: `signal` is sent to the program (not its group: as `kill PID` would) once, this
+  // many seconds after it started.
+  double signal_after_seconds = 0;
+  int signal = SIGINT;
+  // When not empty, the delay above counts from the moment stdout first holds this text:
+  // a program slow to start on a loaded machine is signalled only once it is under way.
+  std::string signal_after_output{};
+};
+
+// User + system time of a wait4 rusage.
+double cpu_seconds(const rusage& usage);
 
 struct RunResult {
   int exit_code = -1;  // -1: killed by a signal
+  int signal = 0;      // the signal that ended it, or 0
+  bool timed_out = false;
   std::string out;
   std::string err;
+  rusage usage{};  // wait4's: the program and the children it waited for
+  double wall_seconds = 0;
+  double cpu_seconds() const { return test::cpu_seconds(usage); }
+  std::string describe() const;  // status, stdout and stderr, for failure messages
 };
-// Runs argv[0] with arguments (no shell), feeding `input` on stdin; `cwd` if not empty.
+// Runs argv[0] (looked up in PATH) with arguments, no shell, stdout and stderr captured.
+RunResult run(const std::vector<std::string>& argv, const RunOptions& options);
+// Feeding `input` on stdin; in `cwd` if not empty.
 RunResult run(const std::vector<std::string>& argv, const std::string& input = "",
               const std::string& cwd = "");
 // run({tally_binary(), args...})
 RunResult run_tally(const std::vector<std::string>& args, const std::string& input = "");
+RunResult run_tally(const std::vector<std::string>& args, const RunOptions& options);
+
+// A program running beside the test (no shell; argv[0] looked up in PATH), its stdout and
+// stderr appended to `log` (inherited when empty). Killed (SIGKILL) and reaped when the
+// object goes away, unless it was waited for.
+class BackgroundProcess {
+ public:
+  explicit BackgroundProcess(const std::vector<std::string>& argv, const std::string& log = "");
+  ~BackgroundProcess();
+  BackgroundProcess(const BackgroundProcess&) = delete;
+  BackgroundProcess& operator=(const BackgroundProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  bool running();  // false once it has exited (then it is reaped)
+  void signal(int signal);
+  // Waits for the end: the exit status as a shell reports it (128 + N when signal N
+  // ended it).
+  int wait();
+  // signal(), then wait().
+  int stop(int signal);
+
+ private:
+  pid_t pid_ = -1;
+  int status_ = -1;  // once reaped
+};
+
+// One row of a `pprof -top` or `tally top` table.
+struct TopRow {
+  std::string flat, flat_percent, sum_percent, cum, cum_percent;
+  std::string name;  // the rest of the line (tally's ± column left out)
+  bool operator==(const TopRow&) const = default;
+};
+void PrintTo(const TopRow& row, std::ostream* os);  // for GoogleTest's messages
+// The rows of every table in a top output: the lines after a column title line
+// ("flat  flat%"; tally's has a ± column, which is skipped) whose percent columns are
+// percentages.
+std::vector<TopRow> top_rows(const std::string& text);
 
 // A peer tool's path, or "" when it is not installed. google/pprof is looked for in
 // $TALLY_PPROF, /opt/peers/pprof, then PATH.

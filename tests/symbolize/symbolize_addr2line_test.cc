@@ -8,12 +8,14 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <regex>
 
 #include <string>
 #include <vector>
 
+#include "symbolize/elf_image.h"
 #include "symbolize/symbolize.h"
 #include "symbolize/symbolize_test_helpers.h"
 #include "support/test_support.h"
@@ -208,6 +210,52 @@ int main(int argc, char** argv) {
   RunResult built = run({compiler, "-O2", "-g", "-o", dir.file("program"), dir.file("program.cc")});
   ASSERT_EQ(built.exit_code, 0) << built.err;
   EXPECT_GT(compare_with_references(dir.file("program"), "program"), 10u);
+}
+
+// A stripped library whose DWARF and .symtab are in a separate debug file (libc6-dbg):
+// the DWARF names a function without a linkage name, and only the library's own table
+// (.dynsym) may rename it, as addr2line does; libc's debug file has local clones
+// ("unlink_chunk.constprop.0") that must not.
+TEST(Addr2lineDebugFile, LibcClonesKeepTheirDwarfNames) {
+  TALLY_REQUIRE_PEER(find_program("addr2line"), "addr2line (binutils)");
+  const std::string libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+  std::string debug;
+  auto image = symbolize::ElfImage::open(libc);
+  if (std::string id = image ? image->build_id() : ""; id.size() > 2)
+    debug = "/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
+  TALLY_REQUIRE_PEER(!debug.empty() && std::ifstream(debug).good() ? debug : "",
+                     "libc6-dbg (libc's separate debug file)");
+  // Four addresses in each clone. Function names only: libdw and binutils join glibc's
+  // odd directories differently ("./csu/init-first.c" against "./csu/./csu/init-first.c"),
+  // and pick different aliases for its assembly wrappers ("umask", "__GI_umask"), which
+  // is not what this test is about.
+  std::vector<uint64_t> addresses;
+  size_t clones = 0;
+  for (const auto& function : elf_functions(debug)) {
+    bool clone = function.name.find(".constprop.") != std::string::npos ||
+                 function.name.find(".isra.") != std::string::npos ||
+                 function.name.find(".part.") != std::string::npos;
+    if (!clone) continue;
+    ++clones;
+    for (uint64_t k = 0; k < 4; ++k) addresses.push_back(function.address + k * function.size / 4);
+  }
+  ASSERT_GT(clones, 10u);
+  core::Profile profile = profile_mapping(libc, kLoadBase, addresses);
+  core::Diagnostics diagnostics;
+  ASSERT_TRUE(symbolize::symbolize(profile, {}, diagnostics).has_value());
+  auto expected = reference_frames({find_program("addr2line"), "-a", "-f", "-i", "-C", "-e", libc},
+                                   addresses);
+  ASSERT_EQ(expected.size(), addresses.size());
+  auto function_of = [](const std::string& frame) { return frame.substr(0, frame.find('|')); };
+  size_t compared = 0;
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    auto frames = location_frames(profile, static_cast<core::LocationId>(i + 1));
+    ASSERT_EQ(frames.size(), expected[i].size()) << fmt::format("{:#x}", addresses[i]);
+    for (size_t f = 0; f < frames.size(); ++f, ++compared)
+      EXPECT_EQ(function_of(frames[f]), function_of(expected[i][f]))
+          << fmt::format("{:#x} frame {}", addresses[i], f);
+  }
+  EXPECT_GT(compared, 200u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, Addr2lineTest,

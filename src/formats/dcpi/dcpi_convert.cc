@@ -8,6 +8,7 @@
 #include <map>
 
 #include "core/checked_math.h"
+#include "core/hash.h"
 #include "core/sample_counts.h"
 
 namespace tally::dcpi {
@@ -74,20 +75,13 @@ core::Expected<core::Profile> to_profile(const DcpiFile& file, const std::string
 
 namespace {
 
-// FNV-1a: a stable image id from a path when the mapping has no build id.
-uint64_t fnv1a(std::string_view s) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
-  return h;
-}
-
 std::string image_id(const core::Profile& p, const core::Mapping& m) {
   std::string_view build_id = p.str(m.build_id);
   if (!build_id.empty() && std::all_of(build_id.begin(), build_id.end(), [](char c) {
         return std::isxdigit(static_cast<unsigned char>(c));
       }))
     return std::string(build_id);
-  return fmt::format("{:016x}", fnv1a(p.str(m.file)));
+  return fmt::format("{:016x}", core::fnv1a64(p.str(m.file)));
 }
 
 bool is_major_0(std::string_view version) {
@@ -110,25 +104,6 @@ std::string file_name_for(std::string_view path, std::string_view id) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
   if (base.empty()) base = "image";
   return base + "." + std::string(id);
-}
-
-// Histogram -> chunks. A new chunk costs 8 bytes, a zero count 4: runs are joined across a
-// single address without samples and split at two or more.
-std::vector<Chunk> make_chunks(const std::map<uint32_t, uint32_t>& counts) {
-  std::vector<Chunk> chunks;
-  for (auto [offset, n] : counts) {
-    if (!chunks.empty()) {
-      Chunk& last = chunks.back();
-      uint64_t next = uint64_t(last.offset) + last.counts.size();
-      if (offset - next < 2) {
-        last.counts.resize(offset - last.offset, 0);
-        last.counts.push_back(n);
-        continue;
-      }
-    }
-    chunks.push_back({offset, {n}});
-  }
-  return chunks;
 }
 
 }  // namespace

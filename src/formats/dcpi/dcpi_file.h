@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -74,6 +75,10 @@ core::Expected<DcpiFile> read_dcpi(std::span<const uint8_t> bytes, const std::st
 
 // Validates the header lines against the grammar and extracts the typed fields.
 core::Expected<Fields> parse_fields(const DcpiFile& file, const std::string& source);
+
+// A histogram (offset from tstart -> count) as chunks. A new chunk costs 8 bytes, a zero
+// count 4: runs are joined across a single address without samples and split at two or more.
+std::vector<Chunk> make_chunks(const std::map<uint32_t, uint32_t>& counts);
 
 // The file's bytes: header lines "key value", the "samples" line padded with spaces so the
 // binary part starts on a 4-byte boundary, chunks, footer. Fails if the footer's totals do

@@ -5,6 +5,23 @@
 
 namespace tally::dcpi {
 
+std::vector<Chunk> make_chunks(const std::map<uint32_t, uint32_t>& counts) {
+  std::vector<Chunk> chunks;
+  for (auto [offset, n] : counts) {
+    if (!chunks.empty()) {
+      Chunk& last = chunks.back();
+      uint64_t next = uint64_t(last.offset) + last.counts.size();
+      if (offset - next < 2) {
+        last.counts.resize(offset - last.offset, 0);
+        last.counts.push_back(n);
+        continue;
+      }
+    }
+    chunks.push_back({offset, {n}});
+  }
+  return chunks;
+}
+
 core::Expected<std::string> write_dcpi(const DcpiFile& file) {
   uint64_t offsets = file.total_offsets(), samples = file.total_samples();
   if (samples > UINT32_MAX)

@@ -16,11 +16,14 @@ namespace tally::gperf {
 
 namespace {
 
+// The longest period a profile can hold: the model keeps it in nanoseconds, in an int64_t.
+constexpr uint64_t kMaxPeriodUs = uint64_t(std::numeric_limits<int64_t>::max() / 1000);
+
 // Builds the profile record by record.
 class ProfileBuilder {
  public:
   explicit ProfileBuilder(uint64_t period_us) {
-    if (period_us > uint64_t(std::numeric_limits<int64_t>::max() / 1000))
+    if (period_us > kMaxPeriodUs)
       core::fail_at_byte(3 * 8, fmt::format("sampling period {} us is too large", period_us));
     p_.sample_types = {p_.value_type("samples", "count"), p_.value_type("cpu", "nanoseconds")};
     p_.period_type = p_.value_type("cpu", "nanoseconds");
@@ -230,7 +233,7 @@ core::Expected<core::Profile> to_profile(const GperfFile& file, const std::strin
 
 namespace {
 
-uint64_t period_in_us(const core::Profile& p, core::Diagnostics& diagnostics) {
+uint64_t period_in_us_unchecked(const core::Profile& p, core::Diagnostics& diagnostics) {
   std::string_view unit = p.str(p.period_type.unit);
   int64_t us = 0;
   if (unit == "nanoseconds") us = p.period / 1000;
@@ -246,6 +249,15 @@ uint64_t period_in_us(const core::Profile& p, core::Diagnostics& diagnostics) {
       "gperf: the period ({} {}) is not a time; the header's microsecond period is set to {}",
       p.period, unit.empty() ? "(no unit)" : unit, std::max<int64_t>(p.period, 1)));
   return static_cast<uint64_t>(std::max<int64_t>(p.period, 1));
+}
+
+// The header's period, no longer than tally (and pprof, in nanoseconds) can read back.
+uint64_t period_in_us(const core::Profile& p, core::Diagnostics& diagnostics) {
+  const uint64_t us = period_in_us_unchecked(p, diagnostics);
+  if (us <= kMaxPeriodUs) return us;
+  diagnostics.warn(fmt::format("gperf: period {} us is longer than a reader can hold; written as {} us",
+                               us, kMaxPeriodUs));
+  return kMaxPeriodUs;
 }
 
 }  // namespace

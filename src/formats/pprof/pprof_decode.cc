@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <limits>
+#include <optional>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -59,6 +61,11 @@ class Decoder {
 
   void run() {
     scalars_and_strings();
+    // Counted by the first pass: the model's arrays are sized once, without the slack of
+    // doubling (a profile's locations are often its biggest array).
+    p_.mappings.reserve(mappings_);
+    p_.functions.reserve(functions_);
+    p_.locations.reserve(locations_);
     entities(kMapping);
     entities(kFunction);
     entities(kLocation);
@@ -376,18 +383,34 @@ core::Expected<core::Profile> decode_profile(std::span<const uint8_t> bytes,
     inflated = std::move(*out);
     bytes = inflated;
   }
-  if (auto problem = check_wire(bytes))
+  // A big profile's wire check runs beside its decoding (the decoder's reads are
+  // bounds-checked, so it is safe on any bytes); a problem it finds is what is reported,
+  // as if it had run first.
+  constexpr size_t kCheckBesideAbove = size_t(1) << 20;
+  std::optional<WireProblem> problem;
+  std::optional<core::Error> decode_error;
+  core::Profile p;
+  {
+    std::jthread checker;
+    if (bytes.size() > kCheckBesideAbove)
+      checker = std::jthread([&] { problem = check_wire(bytes); });
+    else
+      problem = check_wire(bytes);
+    if (!problem) {
+      try {
+        Decoder(bytes, p).run();
+      } catch (const Invalid& e) {
+        decode_error = core::Error{source + ": " + e.what};
+      } catch (const core::FormatError& e) {
+        decode_error = e.located(source);
+      }
+    }
+  }
+  if (problem)
     return core::Error{fmt::format("{}: byte {}{}: not a valid pprof profile: {}", source,
                                    problem->offset, gzipped ? " of the uncompressed data" : "",
                                    problem->what)};
-  core::Profile p;
-  try {
-    Decoder(bytes, p).run();
-  } catch (const Invalid& e) {
-    return core::Error{source + ": " + e.what};
-  } catch (const core::FormatError& e) {
-    return e.located(source);
-  }
+  if (decode_error) return std::move(*decode_error);
   return p;
 }
 

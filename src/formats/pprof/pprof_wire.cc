@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <initializer_list>
 
 namespace tally::pprof {
@@ -186,8 +187,11 @@ std::optional<WireProblem> check_wire(std::span<const uint8_t> bytes) {
 
 bool looks_like_profile_message(std::span<const uint8_t> bytes) {
   if (bytes.empty()) return false;
+  // The first MiB decides, as if the input ended there: walking all of a big profile
+  // here would only repeat the reader's own check_wire.
+  constexpr size_t kPrefix = size_t(1) << 20;
   Walker w{bytes, true};
-  auto problem = w.walk(Msg::profile, 0, bytes.size(), "profile");
+  auto problem = w.walk(Msg::profile, 0, std::min(bytes.size(), kPrefix), "profile");
   if (!problem) return w.known_fields > 0;
   // A profile cut short is still a profile (the reader then says where it ends), when
   // enough of it came before the cut. Text hardly gets this far: the tags of the first

@@ -1,4 +1,4 @@
-// Test-side helpers for the callgrind tests: reading text, and views of a call-graph
+// Test-side helpers for the callgrind tests: reading text (support/format_reads.h), and views of a call-graph
 // profile taken straight from the model (sums over samples and edges by function name), not
 // through the writer under test.
 #pragma once
@@ -15,38 +15,23 @@
 #include "core/diagnostics.h"
 #include "core/profile.h"
 #include "formats/callgrind/callgrind.h"
+#include "support/format_reads.h"
 #include "support/test_support.h"
 
 namespace tally::callgrind::test {
 
-inline std::span<const uint8_t> bytes_of(std::string_view text) {
-  return {reinterpret_cast<const uint8_t*>(text.data()), text.size()};
-}
+using tally::test::bytes_of;
 
-inline core::Profile read_ok(std::string_view text, core::Diagnostics& diagnostics) {
-  auto p = read_profile(bytes_of(text), "test.callgrind", diagnostics);
-  if (!p) throw std::runtime_error("unexpected read error: " + p.error().message);
-  return std::move(p).value();
-}
-
-inline core::Profile read_ok(std::string_view text) {
-  core::Diagnostics diagnostics;
-  return read_ok(text, diagnostics);
-}
-
-// The error message of a read that must fail ("" if it succeeded).
-inline std::string read_error(std::string_view text) {
-  core::Diagnostics diagnostics;
-  auto p = read_profile(bytes_of(text), "test.callgrind", diagnostics);
-  return p ? std::string() : p.error().message;
-}
-
-inline core::Profile read_file(const std::string& path, core::Diagnostics& diagnostics) {
-  const std::vector<uint8_t> bytes = tally::test::read_bytes(path);
-  auto p = read_profile(bytes, path, diagnostics);
-  if (!p) throw std::runtime_error("unexpected read error: " + p.error().message);
-  return std::move(p).value();
-}
+struct Reader {
+  static constexpr std::string_view source = "test.callgrind";
+  static constexpr auto read = [](std::span<const uint8_t> bytes, const std::string& name,
+                                  core::Diagnostics& diagnostics) {
+    return read_profile(bytes, name, diagnostics);  // without progress reports
+  };
+};
+inline constexpr tally::test::ReadOk<Reader> read_ok{};
+inline constexpr tally::test::ReadError<Reader> read_error{};
+inline constexpr tally::test::ReadFile<Reader> read_file{};
 
 inline bool warned(const core::Diagnostics& d, std::string_view text) {
   return std::any_of(d.warnings().begin(), d.warnings().end(),

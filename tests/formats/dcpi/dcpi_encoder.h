@@ -70,8 +70,4 @@ inline std::string canonical_file(const std::vector<std::string>& lines,
   return head + padded_terminator(head.size()) + chunks_bytes(chunks) + true_footer(chunks);
 }
 
-inline std::span<const uint8_t> as_bytes(const std::string& s) {
-  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
-}
-
 }  // namespace tally::dcpi::test

@@ -9,12 +9,13 @@
 
 #include "formats/dcpi/dcpi_file.h"
 #include "dcpi_encoder.h"
+#include "support/test_support.h"
 
 namespace tally::dcpi::test {
 
 inline core::Expected<DcpiFile> read_string(const std::string& bytes,
                                             core::Diagnostics& diagnostics) {
-  return read_dcpi(as_bytes(bytes), "t.dcpi", diagnostics);
+  return read_dcpi(tally::test::bytes_of(bytes), "t.dcpi", diagnostics);
 }
 
 inline core::Expected<DcpiFile> read_string(const std::string& bytes) {

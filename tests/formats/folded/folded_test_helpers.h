@@ -14,30 +14,18 @@
 #include "core/diagnostics.h"
 #include "core/profile.h"
 #include "formats/folded/folded.h"
+#include "support/format_reads.h"
 
 namespace tally::folded::test {
 
-inline std::span<const uint8_t> bytes_of(std::string_view text) {
-  return {reinterpret_cast<const uint8_t*>(text.data()), text.size()};
-}
+using tally::test::bytes_of;
 
-inline core::Profile read_ok(std::string_view text, core::Diagnostics& diagnostics) {
-  auto p = read_profile(bytes_of(text), "test.folded", diagnostics);
-  if (!p) throw std::runtime_error("unexpected read error: " + p.error().message);
-  return std::move(p).value();
-}
-
-inline core::Profile read_ok(std::string_view text) {
-  core::Diagnostics diagnostics;
-  return read_ok(text, diagnostics);
-}
-
-// The error message of a read that must fail ("" if it succeeded).
-inline std::string read_error(std::string_view text) {
-  core::Diagnostics diagnostics;
-  auto p = read_profile(bytes_of(text), "test.folded", diagnostics);
-  return p ? std::string() : p.error().message;
-}
+struct Reader {
+  static constexpr std::string_view source = "test.folded";
+  static constexpr auto read = &read_profile;
+};
+inline constexpr tally::test::ReadOk<Reader> read_ok{};
+inline constexpr tally::test::ReadError<Reader> read_error{};
 
 inline std::string write_ok(const core::Profile& p, size_t value_index,
                             core::Diagnostics& diagnostics) {

@@ -139,5 +139,25 @@ TEST(GperfFromProfile, NonTimePeriodIsReported) {
   EXPECT_TRUE(any_contains(diagnostics.warnings(), "period"));
 }
 
+// A period longer than the model can hold in nanoseconds (a fuzzer's pprof input said
+// 58963466774884190 of no unit) is written as the longest one, so tally reads its own file.
+TEST(GperfFromProfile, OverlongPeriodIsCappedSoTheFileReadsBack) {
+  for (const char* unit : {"count", "seconds"}) {
+    core::Profile p = cpu_profile();
+    p.period_type = p.value_type("cycles", unit);
+    p.period = 58963466774884190;
+    core::Diagnostics diagnostics;
+    auto file = gperf::from_profile(p, diagnostics);
+    ASSERT_TRUE(file) << unit;
+    EXPECT_EQ(file->header.period_us, uint64_t(INT64_MAX / 1000)) << unit;
+    EXPECT_TRUE(any_contains(diagnostics.warnings(), "longer than a reader can hold")) << unit;
+    const std::string bytes = gperf::write_gperf(*file);
+    core::Diagnostics again;
+    auto back = gperf::read_profile(std::vector<uint8_t>(bytes.begin(), bytes.end()), "back", again);
+    ASSERT_TRUE(back) << back.error().message;
+    EXPECT_EQ(back->period, INT64_MAX / 1000 * 1000) << unit;
+  }
+}
+
 }  // namespace
 }  // namespace tally::test

@@ -12,8 +12,7 @@ namespace tally::test {
 namespace {
 
 bool looks_like(std::string_view text) {
-  return perfscript::looks_like_perf_script(
-      {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+  return perfscript::looks_like_perf_script(bytes_of(text));
 }
 
 bool is_perf_script_file(const std::filesystem::path& p) {

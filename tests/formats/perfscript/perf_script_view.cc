@@ -8,8 +8,7 @@ namespace tally::test {
 core::Expected<core::Profile> read_perf_script_text(std::string_view text,
                                                     core::Diagnostics& diagnostics,
                                                     const std::string& source) {
-  return perfscript::read_profile(
-      {reinterpret_cast<const uint8_t*>(text.data()), text.size()}, source, diagnostics);
+  return perfscript::read_profile(bytes_of(text), source, diagnostics);
 }
 
 core::Expected<core::Profile> read_perf_script_file(const std::string& path) {

@@ -81,7 +81,7 @@ TEST(PprofBigWrite, SeveralGzipMembersThatZlibTallyAndPprofReadWhole) {
   EXPECT_EQ(gunzip_bytes(written) == encoded, true) << "the members inflate to the encoding";
 
   core::Diagnostics diagnostics;
-  auto back = pprof::read_profile(as_span(written), "big.pb.gz", diagnostics);
+  auto back = pprof::read_profile(bytes_of(written), "big.pb.gz", diagnostics);
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(back->sample_count(), big.samples);
   EXPECT_EQ(back->total(0), big.totals[0]);

@@ -24,13 +24,13 @@ uint64_t next_random(uint64_t& state) {
   return z ^ (z >> 31);
 }
 
-bool claimed(const std::string& bytes) { return pprof::looks_like_pprof(as_span(bytes)); }
+bool claimed(const std::string& bytes) { return pprof::looks_like_pprof(bytes_of(bytes)); }
 
 TEST(PprofDetect, FixturesAreRecognisedOnceInflated) {
   for (const std::string& name : pprof_proto_fixture_names()) {
     std::string inflated = gunzip_bytes(read_text(pprof_proto_fixture_path(name)));
     EXPECT_TRUE(claimed(inflated)) << name;
-    EXPECT_EQ(formats::detect(as_span(inflated)), formats::Format::pprof) << name;
+    EXPECT_EQ(formats::detect(bytes_of(inflated)), formats::Format::pprof) << name;
   }
 }
 
@@ -76,7 +76,7 @@ TEST(PprofDetect, AProfileCutShortIsStillRecognised) {
     for (size_t n = full.size() / 2; n < full.size(); ++n) {
       const std::string cut = full.substr(0, n);
       ASSERT_TRUE(claimed(cut)) << name << " cut to " << n << " bytes";
-      ASSERT_EQ(formats::detect(as_span(cut)), formats::Format::pprof) << name << " " << n;
+      ASSERT_EQ(formats::detect(bytes_of(cut)), formats::Format::pprof) << name << " " << n;
     }
   }
 }
@@ -93,7 +93,7 @@ TEST(PprofDetect, GperftoolsProfilesAreNotClaimed) {
   for (const GperfFixture& f : gperf_fixtures()) {
     const std::string bytes = read_text(shared("fixtures/gperf/" + f.name + ".prof"));
     EXPECT_FALSE(claimed(bytes)) << f.name;
-    EXPECT_EQ(formats::detect(as_span(bytes)), formats::Format::gperf) << f.name;
+    EXPECT_EQ(formats::detect(bytes_of(bytes)), formats::Format::gperf) << f.name;
   }
 }
 
@@ -111,7 +111,7 @@ TEST(PprofDetect, DcpiFilesAreNotClaimed) {
     for (const formats::OutputFile& file : *written) {
       ++files;
       EXPECT_FALSE(claimed(file.bytes)) << f.name << " " << file.name;
-      EXPECT_EQ(formats::detect(as_span(file.bytes)), formats::Format::dcpi) << file.name;
+      EXPECT_EQ(formats::detect(bytes_of(file.bytes)), formats::Format::dcpi) << file.name;
     }
   }
   EXPECT_GE(files, gperf_fixtures().size());

@@ -28,14 +28,14 @@ std::vector<std::pair<std::string, std::string>> inputs() {
 
 core::Profile read_ok(const std::string& bytes, const std::string& name) {
   core::Diagnostics diagnostics;
-  auto p = pprof::read_profile(as_span(bytes), name, diagnostics);
+  auto p = pprof::read_profile(bytes_of(bytes), name, diagnostics);
   if (!p) throw std::runtime_error(p.error().message);
   return std::move(*p);
 }
 
 core::Profile decode_ok(const std::string& bytes, const std::string& name) {
   core::Diagnostics diagnostics;
-  auto p = pprof::decode_profile(as_span(bytes), name, diagnostics);
+  auto p = pprof::decode_profile(bytes_of(bytes), name, diagnostics);
   if (!p) throw std::runtime_error(p.error().message);
   return std::move(*p);
 }
@@ -85,8 +85,8 @@ TEST(PprofProfileIo, TheSameErrorFromEveryPath) {
   std::string cut = gunzip_bytes(read_text(pprof_proto_fixture_path("split")));
   cut.resize(cut.size() - 5);
   core::Diagnostics diagnostics;
-  auto read = pprof::read_profile(as_span(cut), "test.pb", diagnostics);
-  auto decoded = pprof::decode_profile(as_span(cut), "test.pb", diagnostics);
+  auto read = pprof::read_profile(bytes_of(cut), "test.pb", diagnostics);
+  auto decoded = pprof::decode_profile(bytes_of(cut), "test.pb", diagnostics);
   ASSERT_FALSE(read);
   ASSERT_FALSE(decoded);
   EXPECT_EQ(read.error().message, decoded.error().message);

@@ -55,7 +55,7 @@ std::vector<std::pair<std::string, std::string>> files() {
 
 core::Expected<core::Profile> read(const std::string& bytes) {
   core::Diagnostics diagnostics;
-  return pprof::read_profile(as_span(bytes), "test.pb", diagnostics);
+  return pprof::read_profile(bytes_of(bytes), "test.pb", diagnostics);
 }
 
 // The encoding checks for one profile.

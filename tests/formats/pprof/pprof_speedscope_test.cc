@@ -113,7 +113,7 @@ TEST(PprofSpeedscopeSimple, LocationsKeepAddressFileAndLine) {
 
 TEST(PprofSpeedscopeSimple, DetectedAsPprofAfterInflating) {
   std::string inflated = gunzip_bytes(read_text(shared(kFile)));
-  EXPECT_EQ(formats::detect(as_span(inflated)), formats::Format::pprof);
+  EXPECT_EQ(formats::detect(bytes_of(inflated)), formats::Format::pprof);
 }
 
 }  // namespace

@@ -12,10 +12,6 @@
 
 namespace tally::test {
 
-std::span<const uint8_t> as_span(const std::string& bytes) {
-  return {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()};
-}
-
 std::string gzip_bytes(const std::string& data) {
   z_stream z{};
   if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
@@ -81,7 +77,7 @@ size_t gzip_member_count(const std::string& gz) {
 
 core::Expected<core::Profile> read_pprof_profile(const std::string& bytes) {
   core::Diagnostics diagnostics;
-  return pprof::read_profile(as_span(bytes), "test.pb.gz", diagnostics);
+  return pprof::read_profile(bytes_of(bytes), "test.pb.gz", diagnostics);
 }
 
 std::string write_pprof_profile(const core::Profile& profile) { return pprof::write_profile(profile); }

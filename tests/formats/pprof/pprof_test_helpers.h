@@ -9,10 +9,9 @@
 
 #include "core/error.h"
 #include "core/profile.h"
+#include "support/test_support.h"  // bytes_of
 
 namespace tally::test {
-
-std::span<const uint8_t> as_span(const std::string& bytes);
 
 // gzip / gunzip with zlib, not with tally's io::gzip. gzip_bytes writes one member;
 // gunzip_bytes reads every member of a multi-member file, as gzip(1) does.

@@ -21,7 +21,7 @@ std::string serialized(const Message& m) { return reference::serialize(m); }
 
 core::Expected<core::Profile> read(const std::string& bytes, const std::string& source) {
   core::Diagnostics diagnostics;
-  return pprof::read_profile(as_span(bytes), source, diagnostics);
+  return pprof::read_profile(bytes_of(bytes), source, diagnostics);
 }
 
 // strings: 0 "", 1 samples, 2 count, 3 main, 4 /bin/app, 5 abc123, 6 thread, 7 worker,

@@ -28,12 +28,12 @@ Writer strings_prefix() {
 }
 
 std::optional<pprof::WireProblem> check(const std::string& bytes) {
-  return pprof::check_wire(as_span(bytes));
+  return pprof::check_wire(bytes_of(bytes));
 }
 
 core::Expected<core::Profile> read(const std::string& bytes, const std::string& source) {
   core::Diagnostics diagnostics;
-  return pprof::read_profile(as_span(bytes), source, diagnostics);
+  return pprof::read_profile(bytes_of(bytes), source, diagnostics);
 }
 
 TEST(PprofWire, AWellFormedMessageHasNoProblem) {
@@ -205,7 +205,7 @@ void expect_error_or_profile(const std::string& bytes, const std::string& what) 
   if (!profile) {
     EXPECT_FALSE(profile.error().message.empty()) << what;
   }
-  const bool well_formed = !pprof::check_wire(as_span(bytes));
+  const bool well_formed = !pprof::check_wire(bytes_of(bytes));
   const auto message = reference::parse(bytes);
   if (well_formed) {
     ASSERT_TRUE(message) << what << ": the walker accepts what libprotobuf refuses";
@@ -229,7 +229,7 @@ TEST_P(PprofFixtureDamaged, EveryTruncationGivesAnErrorOrAProfile) {
   size_t errors = 0;
   for (size_t n = 0; n < full.size(); ++n) {
     const std::string cut = full.substr(0, n);
-    auto problem = pprof::check_wire(as_span(cut));
+    auto problem = pprof::check_wire(bytes_of(cut));
     if (problem) {
       ++errors;
       EXPECT_LE(problem->offset, n) << "the reported offset lies inside the input";

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# sprofil_vs_glibc.sh [RUNS] [REGIONS]
+#
+# The overhead of tally_sprofil() against glibc's sprofil() on the same workload and the
+# same regions (bench/sprofil_workload.cc): the workload's CPU time with no profiling,
+# with glibc's and with tally's, RUNS runs of each interleaved (default 7), medians and
+# ratios, and the ticks each counted. Both tick once per kernel tick of CPU time, so
+# the difference is the handler's cost per tick (bench_sprofil measures it alone).
+#
+# Environment: TALLY_BUILD (default <repo>/build/release).
+set -euo pipefail
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${TALLY_BUILD:-$repo_root/build/release}
+runs=${1:-7}
+regions=${2:-1000}
+workload=$build/bench/sprofil_workload
+[[ -x $workload ]] || { echo "sprofil_vs_glibc: no $workload (build target sprofil_workload)" >&2; exit 1; }
+
+declare -A cpu ticks
+for ((r = 0; r < runs; ++r)); do
+  for mode in none glibc tally; do
+    read -r c t used_regions < <("$workload" "$mode" "$regions")
+    cpu[$mode]+="$c "
+    ticks[$mode]+="$t "
+  done
+done
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+for mode in none glibc tally; do
+  m=$(median <<<"${cpu[$mode]}")
+  declare "median_$mode=$m"
+  printf '%-6s CPU %8.4f s (median of %d)  ticks: %s\n' "$mode" "$m" "$runs" "${ticks[$mode]}"
+done
+echo "regions: $used_regions (+ the overflow bin)"
+awk -v n="$median_none" -v g="$median_glibc" -v t="$median_tally" 'BEGIN {
+  printf "glibc / none %.4f   tally / none %.4f   tally / glibc %.4f\n", g / n, t / n, t / g }'

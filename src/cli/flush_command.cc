@@ -1,0 +1,42 @@
+// `tally flush --db DIR` and `tally epoch --db DIR` (DCPI's dcpiflush and dcpiepoch): the
+// daemon writing DIR flushes what it holds now; for epoch, it then starts a new epoch.
+// Both print the daemon's answer (how many samples went where).
+#include <cstdio>
+#include <memory>
+
+#include "cli/command.h"
+#include "cli/daemon_control.h"
+
+namespace tally::cli {
+
+namespace {
+
+void add_request_command(CLI::App& app, Runner& run, const std::string& name,
+                         const std::string& description) {
+  auto db = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand(name, description);
+  cmd->add_option("--db", *db, "the daemon's profile database directory")->required();
+  cmd->final_callback([db, name, &run] {
+    run = [db, name] {
+      auto answer = send_control(*db, name, 120'000);
+      if (!answer) return report(answer.error());
+      std::printf("%s\n", answer->c_str());
+      return static_cast<int>(kOk);
+    };
+  });
+}
+
+}  // namespace
+
+void add_flush_command(CLI::App& app, Runner& run) {
+  add_request_command(app, run, "flush",
+                      "Make the tally daemon writing the database DIR flush its samples now.");
+}
+
+void add_epoch_command(CLI::App& app, Runner& run) {
+  add_request_command(app, run, "epoch",
+                      "Make the tally daemon writing the database DIR flush, then start a new "
+                      "epoch.");
+}
+
+}  // namespace tally::cli

@@ -1,0 +1,29 @@
+// Kernel function names from /proc/kallsyms, for the kernel frames of `tally record`
+// (the ELF symbolizer has no file to read for them). Empty when kptr_restrict hides the
+// addresses (they read as zero).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tally::collect {
+
+class KernelSymbols {
+ public:
+  // Reads /proc/kallsyms (or `path`): text symbols only.
+  void load(const std::string& path = "/proc/kallsyms");
+  bool empty() const { return symbols_.empty(); }
+  // The function containing `address` (the last symbol at or below it); "" when none.
+  std::string_view find(uint64_t address) const;
+
+ private:
+  struct Symbol {
+    uint64_t address;
+    std::string name;
+  };
+  std::vector<Symbol> symbols_;
+};
+
+}  // namespace tally::collect

@@ -1,0 +1,63 @@
+// Turns what a Sampler delivers into a core::Profile (tally record): "samples/count", then
+// one sample type per event (cpu-clock/nanoseconds, page-faults/count; the first event is
+// the default type), each sample weighted by the period
+// the kernel actually counted, call stacks from the kernel's callchain (-g fp) or unwound
+// from the copied user stack (-g dwarf), mappings from MMAP2 per process deduplicated per
+// image, labels pid, tid, comm and cpu. Samples are merged as they come, so memory grows
+// with distinct stacks, not with the recording's length.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collect/event_spec.h"
+#include "collect/perf_open.h"
+#include "collect/sampler.h"
+#include "core/profile.h"
+
+namespace tally::collect {
+
+struct ProfileBuilderOptions {
+  std::vector<EventSpec> events;
+  CallGraphMode call_graph = CallGraphMode::dwarf;
+  bool kernel_frames = true;  // keep the kernel part of stacks (when it was sampled)
+  // The pid whose executable should be the profile's first mapping (pprof's main binary);
+  // 0: the first process seen; -1: none (system-wide).
+  pid_t main_pid = 0;
+  // Nominal period for the profile header: -c PERIOD, or 1e9/HZ ns for time events.
+  int64_t period = 0;
+  // Where kernel frames get their names; "" leaves them unnamed.
+  std::string kallsyms = "/proc/kallsyms";
+};
+
+struct ProfileBuilderStats {
+  uint64_t samples = 0;
+  uint64_t kernel_samples = 0;     // the sample was taken in the kernel
+  uint64_t frames = 0;
+  uint64_t unmapped_frames = 0;    // user addresses in no known mapping
+  uint64_t unwind_truncated = 0;   // dwarf: the unwind stopped before the outermost frame
+  uint64_t stack_copy_full = 0;    // dwarf: ... because it needed memory past the stack copy
+};
+
+class ProfileBuilder : public SampleConsumer {
+ public:
+  explicit ProfileBuilder(ProfileBuilderOptions options);
+  ~ProfileBuilder() override;
+
+  void on_sample(const SampleRecord& sample) override;
+  void on_mmap(const MmapRecord& mmap) override;
+  void on_comm(const CommRecord& comm) override;
+  void on_fork(const TaskRecord& fork) override;
+  void on_exit(const TaskRecord& exit) override;
+
+  const ProfileBuilderStats& stats() const;
+  // The profile so far, main binary first, in canonical order; the builder is spent.
+  core::Profile finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace tally::collect

@@ -1,0 +1,486 @@
+#include "runtime/session.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <atomic>
+
+#include "runtime/maps_snapshot.h"
+#include "runtime/profile_file.h"
+#include "runtime/sampler.h"
+#include "runtime/stack_table.h"
+#include "runtime/text.h"
+#include "runtime/thread_hooks.h"
+#include "runtime/thread_registry.h"
+
+namespace tally::runtime {
+namespace {
+
+constexpr long kServiceIntervalNs = 100'000'000;
+constexpr int kDefaultFrequency = 100;  // gperftools' default
+constexpr int kMaxFrequency = 100'000;  // perf's hrtimer floor is 10 us
+
+constinit pthread_mutex_t control_lock = PTHREAD_MUTEX_INITIALIZER;
+constinit pthread_mutex_t writer_lock = PTHREAD_MUTEX_INITIALIZER;
+constinit pthread_once_t initialized = PTHREAD_ONCE_INIT;
+constinit pthread_key_t thread_key;
+
+constinit StackTable table;
+constinit EvictionQueue queue;
+constinit MapsSnapshot maps;
+constinit ProfileFile file;
+
+struct Session {
+  bool active = false;
+  bool from_environment = false;
+  time_t start_time = 0;
+  uint64_t period_us = 0;
+  char path[PATH_MAX] = {};
+  // Counters of threads that ended during the session.
+  uint64_t ended_interrupts = 0;
+  uint64_t ended_units = 0;
+  uint64_t ended_evictions = 0;
+  uint64_t ended_dropped = 0;
+};
+constinit Session session;
+
+constinit sem_t service_wake;
+constinit sem_t service_ready;
+constinit bool service_started = false;
+constinit bool service_deferred = false;
+constinit std::atomic<int> service_tid{0};
+
+constinit std::atomic<uint64_t> toggle_requests{0};
+constinit uint64_t toggles_done = 0;
+constinit bool toggle_enabled = false;
+constinit unsigned toggle_count = 0;
+constinit char toggle_base[PATH_MAX] = {};
+constinit char environment_base[PATH_MAX] = {};
+
+struct Lock {
+  explicit Lock(pthread_mutex_t& m) : mutex(m) { pthread_mutex_lock(&mutex); }
+  ~Lock() { release(); }
+  void release() {
+    if (held) pthread_mutex_unlock(&mutex);
+    held = false;
+  }
+  Lock(const Lock&) = delete;
+  Lock& operator=(const Lock&) = delete;
+  pthread_mutex_t& mutex;
+  bool held = true;
+};
+
+// Outside the locks: the pprof conversion starts threads of its own, which must neither
+// wait for the control lock nor be sampled.
+void publish(ProfileFile::Completed& completed) {
+  InternalThreads internal;
+  completed.publish();
+}
+
+void append_record(void* context, uint64_t count, const uintptr_t* pcs, int depth) {
+  static_cast<ProfileFile*>(context)->append(count, pcs, depth);
+}
+
+// Writer lock held: everything the handlers recorded so far goes to the file.
+void move_samples_to_file(bool everything) {
+  queue.drain(append_record, &file);
+  if (everything) {
+    table.harvest(append_record, &file, false);
+    queue.drain(append_record, &file);
+  } else if (table.occupied() > StackTable::kEntries / 2) {
+    table.harvest(append_record, &file, true);
+  }
+}
+
+void add_ended_counters(const ThreadSlot& slot) {
+  session.ended_interrupts += slot.interrupts.load(std::memory_order_relaxed);
+  session.ended_units += slot.units.load(std::memory_order_relaxed);
+  session.ended_evictions += slot.evictions.load(std::memory_order_relaxed);
+  session.ended_dropped += slot.dropped.load(std::memory_order_relaxed);
+}
+
+struct Totals {
+  uint64_t interrupts = 0;
+  uint64_t units = 0;
+  uint64_t evictions = 0;
+  uint64_t dropped = 0;
+};
+
+Totals session_totals() {
+  Totals totals{session.ended_interrupts, session.ended_units, session.ended_evictions,
+                session.ended_dropped};
+  for (size_t i = 0, limit = slot_limit(); i < limit; ++i) {
+    const ThreadSlot& slot = slot_at(i);
+    if (slot.tid.load(std::memory_order_relaxed) == 0) continue;
+    totals.interrupts += slot.interrupts.load(std::memory_order_relaxed);
+    totals.units += slot.units.load(std::memory_order_relaxed);
+    totals.evictions += slot.evictions.load(std::memory_order_relaxed);
+    totals.dropped += slot.dropped.load(std::memory_order_relaxed);
+  }
+  return totals;
+}
+
+void reset_counters() {
+  session.ended_interrupts = session.ended_units = 0;
+  session.ended_evictions = session.ended_dropped = 0;
+  for (size_t i = 0, limit = slot_limit(); i < limit; ++i) {
+    ThreadSlot& slot = slot_at(i);
+    slot.interrupts.store(0, std::memory_order_relaxed);
+    slot.units.store(0, std::memory_order_relaxed);
+    slot.evictions.store(0, std::memory_order_relaxed);
+    slot.dropped.store(0, std::memory_order_relaxed);
+  }
+}
+
+// Control lock held. Threads that libtally did not see start (they existed before it was
+// loaded, or were made without pthread_create) get a slot; slots of such threads that have
+// ended are freed.
+void adopt_unseen_threads() {
+  static int listed[kMaxThreads];
+  size_t count = 0;
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) return;
+  while (dirent* entry = readdir(tasks)) {
+    int tid = atoi(entry->d_name);
+    if (tid > 0 && count < kMaxThreads) listed[count++] = tid;
+  }
+  closedir(tasks);
+  for (size_t i = 0, limit = slot_limit(); i < limit; ++i) {
+    ThreadSlot& slot = slot_at(i);
+    int tid = slot.tid.load(std::memory_order_relaxed);
+    if (tid == 0 || slot.started_here) continue;
+    bool alive = false;
+    for (size_t k = 0; k < count && !alive; ++k) alive = listed[k] == tid;
+    if (!alive) {
+      disarm(slot);
+      release_slot(&slot);
+    }
+  }
+  int service = service_tid.load(std::memory_order_acquire);
+  for (size_t k = 0; k < count; ++k) {
+    if (listed[k] != service) register_other_thread(listed[k]);
+  }
+}
+
+void run_toggles() {
+  uint64_t requested = toggle_requests.load(std::memory_order_acquire);
+  while (toggles_done < requested) {
+    ++toggles_done;
+    bool active;
+    {
+      Lock control(control_lock);
+      active = session.active;
+    }
+    if (active) {
+      stop_profiling();
+    } else {
+      char path[PATH_MAX + 16];
+      snprintf(path, sizeof path, "%s.%u", toggle_base, toggle_count++);
+      start_profiling(path, StartOptions{});
+    }
+  }
+}
+
+void* service_main(void*) {
+  // Signals are for the program's threads (and each sampled thread gets its own).
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  service_tid.store(gettid(), std::memory_order_release);
+  sem_post(&service_ready);
+  for (;;) {
+    timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_nsec += kServiceIntervalNs;
+    if (deadline.tv_nsec >= 1'000'000'000) {
+      deadline.tv_nsec -= 1'000'000'000;
+      ++deadline.tv_sec;
+    }
+    // Woken early when the eviction queue fills up.
+    sem_timedwait(&service_wake, &deadline);
+    if (toggle_enabled) run_toggles();
+    Lock writer(writer_lock);
+    if (file.is_open()) {
+      move_samples_to_file(false);
+      file.flush_buffer();
+    }
+  }
+  return nullptr;
+}
+
+// Control lock held.
+void start_service_thread() {
+  if (service_started) return;
+  pthread_t thread;
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attributes, 256 * 1024);
+  // Through the real pthread_create: the service thread is not a thread to sample.
+  service_started = create_unsampled_thread(&thread, &attributes, service_main, nullptr) == 0;
+  pthread_attr_destroy(&attributes);
+  if (!service_started) {
+    dprintf(2, "tally: cannot start the profile writer thread\n");
+    return;
+  }
+  // Its id, so that adopt_unseen_threads leaves it out.
+  while (sem_wait(&service_ready) != 0 && errno == EINTR) {
+  }
+}
+
+int frequency_from_environment() {
+  const char* text = getenv("CPUPROFILE_FREQUENCY");
+  if (text == nullptr || *text == '\0') return kDefaultFrequency;
+  char* end = nullptr;
+  long frequency = strtol(text, &end, 10);
+  if (*end != '\0' || frequency <= 0 || frequency > kMaxFrequency) {
+    dprintf(2, "tally: CPUPROFILE_FREQUENCY=%s is not in 1..%d; using %d\n", text, kMaxFrequency,
+            kDefaultFrequency);
+    return kDefaultFrequency;
+  }
+  return static_cast<int>(frequency);
+}
+
+bool set_in_environment(const char* name) {
+  const char* value = getenv(name);
+  return value != nullptr && *value != '\0';
+}
+
+void on_thread_exit(void* value) {
+  auto* slot = static_cast<ThreadSlot*>(value);
+  Lock control(control_lock);
+  if (slot->tid.load(std::memory_order_relaxed) != gettid()) return;
+  disarm(*slot);
+  add_ended_counters(*slot);
+  release_slot(slot);
+}
+
+// Control lock held.
+ThreadSlot* register_calling_thread() {
+  ThreadSlot* slot = current_slot();
+  if (slot == nullptr) {
+    // A slot left with this id by a thread that ended unseen (the id was reused): free
+    // it, or this thread would be sampled twice.
+    if (ThreadSlot* stale = find_slot(gettid())) {
+      disarm(*stale);
+      add_ended_counters(*stale);
+      release_slot(stale);
+    }
+    slot = register_current_thread(true);
+    if (slot == nullptr) return nullptr;
+  }
+  slot->started_here = true;
+  pthread_setspecific(thread_key, slot);
+  return slot;
+}
+
+void before_fork() {
+  pthread_mutex_lock(&control_lock);
+  pthread_mutex_lock(&writer_lock);
+}
+
+void after_fork_in_parent() {
+  pthread_mutex_unlock(&writer_lock);
+  pthread_mutex_unlock(&control_lock);
+}
+
+// The child has one thread, a copy of the parent's samples and descriptors of the parent's
+// timers and file: all dropped, never written. Profiling from $CPUPROFILE goes on in
+// PATH.PID; the toggle signal starts PATH.PID.N files.
+void after_fork_in_child() {
+  control_lock = PTHREAD_MUTEX_INITIALIZER;
+  writer_lock = PTHREAD_MUTEX_INITIALIZER;
+  bool continue_profiling = session.active && session.from_environment;
+  service_deferred = false;
+  close_inherited_timers_after_fork();
+  keep_only_current_thread_after_fork();
+  file.abandon();
+  session.active = false;
+  service_started = false;
+  service_tid.store(0, std::memory_order_relaxed);
+  sem_init(&service_wake, 0, 0);
+  sem_init(&service_ready, 0, 0);
+  if (toggle_enabled) {
+    snprintf(toggle_base, sizeof toggle_base, "%.*s.%d", PATH_MAX - 16, environment_base, getpid());
+    toggle_count = 0;
+    toggles_done = toggle_requests.load(std::memory_order_relaxed);
+    Lock control(control_lock);
+    start_service_thread();
+  }
+  if (continue_profiling) {
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s.%d", environment_base, getpid());
+    StartOptions options;
+    options.from_environment = true;
+    options.defer_writer = true;
+    start_profiling(path, options);
+  }
+}
+
+void initialize_once() {
+  sem_init(&service_wake, 0, 0);
+  sem_init(&service_ready, 0, 0);
+  pthread_key_create(&thread_key, on_thread_exit);
+  pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
+  Lock control(control_lock);
+  register_calling_thread();
+}
+
+}  // namespace
+
+void ensure_initialized() { pthread_once(&initialized, initialize_once); }
+
+bool start_profiling(const char* path, const StartOptions& options) {
+  ensure_initialized();
+  if (path == nullptr || *path == '\0') return false;
+  Lock control(control_lock);
+  if (session.active) return false;
+
+  int frequency = frequency_from_environment();
+  SamplerSettings settings;
+  settings.period_ns = static_cast<uint64_t>(1'000'000 / frequency) * 1000;
+  settings.clock = set_in_environment("CPUPROFILE_REALTIME") ? SampleClock::wall : SampleClock::cpu;
+  settings.mechanism = set_in_environment("CPUPROFILE_PER_THREAD_TIMERS") ? Mechanism::posix_timer
+                                                                           : Mechanism::perf_event;
+  settings.signal = choose_sample_signal();
+  settings.filter = options.filter;
+  settings.filter_arg = options.filter_arg;
+  if (settings.signal < 0) {
+    dprintf(2, "tally: no free real-time signal to sample with (set CPUPROFILE_TIMER_SIGNAL)\n");
+    return false;
+  }
+  {
+    Lock writer(writer_lock);
+    if (!table.reset() || !queue.reset()) {
+      dprintf(2, "tally: cannot map the sample table\n");
+      return false;
+    }
+    maps.capture();
+    if (!file.open(path, settings.period_ns / 1000)) {
+      dprintf(2, "tally: cannot write the profile %s: %s\n", path, strerror(errno));
+      return false;
+    }
+  }
+  session.from_environment = options.from_environment;
+  session.start_time = time(nullptr);
+  session.period_us = settings.period_ns / 1000;
+  copy_text(session.path, sizeof session.path, path);
+  reset_counters();
+  set_walk_pid(getpid());
+  service_deferred = options.defer_writer && !service_started;
+  if (!service_deferred) start_service_thread();
+  register_calling_thread();
+  adopt_unseen_threads();
+
+  SampleSinks sinks{&table, &queue, &maps, &service_wake};
+  if (!begin_sampling(settings, sinks)) {
+    dprintf(2, "tally: cannot handle signal %d\n", settings.signal);
+    Lock writer(writer_lock);
+    file.abandon();
+    return false;
+  }
+  for (size_t i = 0, limit = slot_limit(); i < limit; ++i) {
+    ThreadSlot& slot = slot_at(i);
+    if (slot.tid.load(std::memory_order_relaxed) != 0) arm(slot);
+  }
+  session.active = true;
+  return true;
+}
+
+void stop_profiling() {
+  Lock control(control_lock);
+  if (!session.active) return;
+  end_sampling();
+  for (size_t i = 0, limit = slot_limit(); i < limit; ++i) disarm(slot_at(i));
+  Lock writer(writer_lock);
+  move_samples_to_file(true);
+  Totals totals = session_totals();
+  uint64_t records = file.records();
+  uint64_t bytes = file.bytes();
+  ProfileFile::Completed completed;
+  bool complete = file.finish(completed);
+  session.active = false;
+  writer.release();
+  control.release();
+  if (complete) publish(completed);
+  // gperftools' closing line, then what tally adds when something was lost.
+  dprintf(2, "PROFILE: interrupts/evictions/bytes = %llu/%llu/%llu\n",
+          static_cast<unsigned long long>(totals.interrupts),
+          static_cast<unsigned long long>(records), static_cast<unsigned long long>(bytes));
+  if (totals.dropped > 0) {
+    dprintf(2, "tally: %llu sampling periods dropped (the writer fell behind)\n",
+            static_cast<unsigned long long>(totals.dropped));
+  }
+}
+
+void flush_profiling() {
+  Lock control(control_lock);
+  if (!session.active) return;
+  Lock writer(writer_lock);
+  move_samples_to_file(true);
+  ProfileFile::Completed completed;
+  bool complete = file.snapshot(completed);
+  writer.release();
+  control.release();
+  if (complete) publish(completed);
+}
+
+SessionState session_state() {
+  SessionState state;
+  ensure_initialized();
+  Lock control(control_lock);
+  state.enabled = session.active;
+  if (session.active) {
+    state.start_time = session.start_time;
+    copy_text(state.path, sizeof state.path, session.path);
+    state.samples = session_totals().units;
+  }
+  return state;
+}
+
+void register_thread() {
+  ensure_initialized();
+  Lock control(control_lock);
+  ThreadSlot* slot = register_calling_thread();
+  if (slot != nullptr && session.active) arm(*slot);
+  if (service_deferred && session.active) {
+    service_deferred = false;
+    start_service_thread();
+  }
+}
+
+void enable_toggle(const char* base_path) {
+  ensure_initialized();
+  Lock control(control_lock);
+  copy_text(toggle_base, sizeof toggle_base, base_path);
+  toggle_enabled = true;
+  start_service_thread();
+}
+
+void request_toggle() {
+  toggle_requests.fetch_add(1, std::memory_order_release);
+  sem_post(&service_wake);
+}
+
+bool profile_path_from_environment(char* path, size_t size) {
+  char* value = getenv("CPUPROFILE");
+  if (value == nullptr || *value == '\0') return false;
+  if ((value[0] & 0x80) != 0) {
+    snprintf(path, size, "%c%s.%d", value[0] & 0x7f, value + 1, getpid());
+  } else {
+    copy_text(path, size, value);
+    value[0] = static_cast<char>(value[0] | 0x80);
+  }
+  // The base of a forked child's PATH.PID: the name as the user gave it.
+  snprintf(environment_base, sizeof environment_base, "%c%s", value[0] & 0x7f, value + 1);
+  return true;
+}
+
+}  // namespace tally::runtime
