@@ -37,7 +37,6 @@ std::string gperftools_library() {
   return "";
 }
 
-std::string split_binary() { return shared("fixtures/bin/split"); }
 
 TopTable parse_top(const std::string& text) {
   TopTable table;

@@ -12,7 +12,6 @@ namespace tally::test {
 
 std::string runtime_library();     // the libtally.so under test
 std::string gperftools_library();  // gperftools' libprofiler.so, or "" when not installed
-std::string split_binary();        // ../shared/fixtures/bin/split
 
 struct TopTable {
   double total_ms = 0;                     // "... of X total"
