@@ -1,6 +1,7 @@
-// `tally record` on the fixtures' workloads, whose split of CPU time is known exactly
-// (split: func_a/b/c/d 40/30/20/10 % by iteration counts; shlib_main: lib_hot 50 %,
-// main_local 30 %, lib_cold 20 %). Shares are read with `tally top`; the profile's total
+// `tally record` on workloads whose split of CPU time is known (measured_split: func_a/b/c/d
+// do 40/30/20/10 % of the iterations, and it measures the CPU time each took, which is the
+// truth the shares are held to; the fixtures' shlib_main: lib_hot 50 %, main_local 30 %,
+// lib_cold 20 %). Shares are read with `tally top`; the profile's total
 // is read with the tests' libprotobuf reference and compared with the workload's CPU time
 // from wait4 (run_measured), not with anything tally computed. Time is CPU time: the
 // machine is shared, wall time means nothing here.
@@ -19,6 +20,7 @@
 
 #include "pprof_test_helpers.h"
 #include "reference_pprof.h"
+#include "support/measured_split.h"
 #include "support/stack_traces.h"
 #include "support/test_support.h"
 
@@ -49,15 +51,19 @@ double measured_cpu_seconds(const std::string& file) {
   return static_cast<double>(user_us + system_us) / 1e6;
 }
 
-void expect_split_shares(const std::string& profile) {
+// measured_split's shares in `profile` against those it measured (its output, in
+// `workload_output`), within 2 percentage points. Its calls per function (rounds x
+// threads) stay below 1% of the samples: each call's start and end can be off by a sample.
+void expect_split_shares(const std::string& profile, const std::string& workload_output) {
+  const std::map<std::string, double> truth = measured_split_shares(workload_output);
+  ASSERT_EQ(truth.size(), 4u);
   RunResult top = run_tally({"top", profile});
   ASSERT_EQ(top.exit_code, 0) << top.err;
   auto shares = flat_percent(top.out);
-  const std::map<std::string, double> truth = {
-      {"func_a", 40}, {"func_b", 30}, {"func_c", 20}, {"func_d", 10}};
   for (const auto& [name, percent] : truth) {
     ASSERT_TRUE(shares.count(name)) << name << " missing from\n" << top.out;
-    EXPECT_NEAR(shares[name], percent, 2.0) << name << "\n" << top.out;
+    EXPECT_NEAR(shares[name], percent, 2.0) << name << " (measured " << percent << "%)\n"
+                                            << top.out;
   }
 }
 
@@ -76,21 +82,23 @@ void expect_total_matches_rusage(const std::string& profile, const std::string& 
 TEST(Record, SplitSingleThreadShareAndCpuTime) {
   TempDir dir;
   const std::string out = dir.file("split.pb.gz"), usage = dir.file("usage");
+  // 10 rounds of 0.15 s: 1.5 s, 1500 samples.
   RunResult r = run_tally({"record", "-F", "999", "-o", out, "--", RUN_MEASURED, usage,
-                           fixture_bin("split"), "-r", "150"});
+                           measured_split_program(), "-r", "10", "-u", "12000000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("the command used"), std::string::npos) << r.err;
-  expect_split_shares(out);
+  expect_split_shares(out, r.out);
   expect_total_matches_rusage(out, usage);
 }
 
 TEST(Record, SplitEightThreadsShareAndCpuTime) {
   TempDir dir;
   const std::string out = dir.file("split.pb.gz"), usage = dir.file("usage");
+  // 8 threads x 2 rounds of 0.1 s: 1.6 s, 1600 samples.
   RunResult r = run_tally({"record", "-F", "999", "-g", "fp", "-o", out, "--", RUN_MEASURED,
-                           usage, fixture_bin("split"), "-r", "25", "-t", "8"});
+                           usage, measured_split_program(), "-r", "2", "-u", "8000000", "-t", "8"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  expect_split_shares(out);
+  expect_split_shares(out, r.out);
   expect_total_matches_rusage(out, usage);
   // Every thread is followed: samples carry at least 8 distinct tids besides the main one.
   core::Profile p = read_pb(out);
@@ -107,10 +115,10 @@ TEST(Record, PreloadSplitShareAndCpuTime) {
   TempDir dir;
   const std::string out = dir.file("split.pb.gz"), usage = dir.file("usage");
   RunResult r = run_tally({"record", "--preload", "-F", "999", "-o", out, "--", RUN_MEASURED,
-                           usage, fixture_bin("split"), "-r", "150"});
+                           usage, measured_split_program(), "-r", "10", "-u", "12000000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("with libtally"), std::string::npos) << r.err;
-  expect_split_shares(out);
+  expect_split_shares(out, r.out);
   expect_total_matches_rusage(out, usage, "cpu");
   RunResult wrong = run_tally({"record", "--preload", "-p", "1", "-o", dir.file("x.pb.gz")});
   EXPECT_EQ(wrong.exit_code, 2) << wrong.err;
@@ -211,13 +219,16 @@ TEST(Record, SigintStopsRecordingAProcess) {
 
 TEST(Record, ThreadsCreatedAfterAttachingAreFollowed) {
   TempDir dir;
-  const std::string out = dir.file("late.pb.gz"), log = dir.file("log"), go = dir.file("go");
+  const std::string out = dir.file("late.pb.gz"), log = dir.file("log"), go = dir.file("go"),
+                    workload_output = dir.file("split.out");
   // A shell that starts the threaded workload only after tally has attached to the shell
   // (it waits, blocked, for a line on a FIFO): split and its threads are new
   // processes/threads, followed by inheritance.
   ASSERT_EQ(mkfifo(go.c_str(), 0600), 0);
   BackgroundProcess shell(
-      {"/bin/sh", "-c", "read line < " + go + "; exec " + fixture_bin("split") + " -r 40 -t 3 >/dev/null"});
+      {"/bin/sh", "-c",
+       "read line < " + go + "; exec " + measured_split_program() + " -r 3 -u 12000000 -t 3 >" +
+           workload_output});
   BackgroundProcess tally({tally_binary(), "record", "-g", "fp", "-p", std::to_string(shell.pid()), "-o", out},
                           log);
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
@@ -225,12 +236,14 @@ TEST(Record, ThreadsCreatedAfterAttachingAreFollowed) {
   // -p ends by itself once the process is gone.
   EXPECT_EQ(tally.wait(), 0) << read_text(log);
   shell.wait();
-  expect_split_shares(out);
+  expect_split_shares(out, read_text(workload_output));
 }
 
 TEST(Record, ExitStatusIsTheCommands) {
   TempDir dir;
-  RunResult r = run_tally({"record", "-o", dir.file("x.pb.gz"), "--", "/bin/sh", "-c", "exit 3"});
+  // A period of 1000 s: the shell's few milliseconds give no sample.
+  RunResult r = run_tally({"record", "-c", "1000000000000", "-o", dir.file("x.pb.gz"), "--",
+                           "/bin/sh", "-c", "exit 3"});
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("no samples"), std::string::npos) << r.err;
   // The (empty) profile is still written and reads.

@@ -1,7 +1,7 @@
-// tally daemon end to end (as root, as CI runs): the fixture workloads run while the
-// daemon samples the whole machine; `tally top --db` must show their known splits
-// (40/30/20/10, and 50/30/20 across an executable and its shared library) within 3
-// percentage points; `tally epoch` and different work give two epochs whose diff shows
+// tally daemon end to end (as root, as CI runs): workloads run while the daemon samples
+// the whole machine; `tally top --db` must show their known splits within 3 percentage
+// points (measured_split's 40/30/20/10, held to the CPU time it measured per function, and
+// the fixture shlib_main's 50/30/20 across an executable and its shared library); `tally epoch` and different work give two epochs whose diff shows
 // the change. Also: who may control the daemon, the error without privileges, one daemon
 // per database, a flush on SIGINT.
 #include <gmock/gmock.h>
@@ -18,6 +18,7 @@
 #include <fstream>
 
 #include "daemon_process.h"
+#include "support/measured_split.h"
 #include "support/stack_traces.h"
 #include "support/test_support.h"
 
@@ -64,17 +65,21 @@ TEST(Daemon, ShowsTheWorkloadsSplitsAndTheChangeBetweenEpochs) {
   DaemonProcess daemon(db, {"-F", "4999", "--flush", "3600"});
   ASSERT_TRUE(daemon.started()) << daemon.log();
 
-  ASSERT_EQ(run({bin("split"), "-r", "100"}).exit_code, 0);
+  // 7 rounds of 0.15 s: about 1 s.
+  RunResult workload = run({measured_split_program(), "-r", "7", "-u", "15000000"});
+  ASSERT_EQ(workload.exit_code, 0) << workload.describe();
   ASSERT_EQ(run({bin("shlib_main"), "-r", "100"}).exit_code, 0);
   auto flushed = run_tally({"flush", "--db", db});
   ASSERT_EQ(flushed.exit_code, 0) << flushed.err;
   EXPECT_THAT(flushed.out, HasSubstr("flushed"));
 
-  auto split = run_tally({"top", "--db", db, "--image", "/split$"});
+  auto split = run_tally({"top", "--db", db, "--image", "/measured_split$"});
   ASSERT_EQ(split.exit_code, 0) << split.err;
-  EXPECT_THAT(split.out, HasSubstr("fixtures/bin/split\n"));
-  expect_near_split(flat_percent(split.out, {"func_a", "func_b", "func_c", "func_d"}),
-                    {{"func_a", 40}, {"func_b", 30}, {"func_c", 20}, {"func_d", 10}}, split.out);
+  EXPECT_THAT(split.out, HasSubstr("/measured_split\n"));
+  const auto truth = measured_split_shares(workload.out);
+  ASSERT_EQ(truth.size(), 4u);
+  expect_near_split(flat_percent(split.out, {"func_a", "func_b", "func_c", "func_d"}), truth,
+                    split.out);
 
   // Functions across two images: the executable and its shared library.
   auto shlib = run_tally({"top", "--db", db, "--image", "/shlib_main$|/libtallywork\\.so$"});
@@ -96,10 +101,10 @@ TEST(Daemon, ShowsTheWorkloadsSplitsAndTheChangeBetweenEpochs) {
   std::sort(epochs.begin(), epochs.end());
   ASSERT_EQ(epochs.size(), 2u);
   auto diff = run_tally({"diff", "--db", db, epochs[0], epochs[1], "--image",
-                         "/split$|/shlib_main$|/libtallywork\\.so$"});
+                         "/measured_split$|/shlib_main$|/libtallywork\\.so$"});
   ASSERT_EQ(diff.exit_code, 0) << diff.err << daemon.log();
-  // Base: split and shlib_main, about a second each; new: shlib_main alone. func_a's share
-  // drops from about 20% to none, lib_hot's rises from about 25% to 50%.
+  // Base: measured_split and shlib_main, about a second each; new: shlib_main alone.
+  // func_a's share drops from about 20% to none, lib_hot's rises from about 25% to 50%.
   const auto [func_a, func_a_significant] = diff_row(diff.out, "func_a");
   EXPECT_LT(func_a, -5) << diff.out;
   EXPECT_TRUE(func_a_significant) << diff.out;

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "runtime_test_support.h"
+#include "support/measured_split.h"
 #include "support/test_support.h"
 
 namespace tally::test {
@@ -56,36 +57,22 @@ struct Measured {
   std::map<std::string, double> true_pct;  // function -> its measured share of CPU time
 };
 
-// "cpu_ns a=N b=N c=N d=N" -> func_a..func_d's shares in percent.
-std::map<std::string, double> measured_shares(const std::string& out) {
-  unsigned long long ns[4] = {};
-  std::map<std::string, double> shares;
-  if (std::sscanf(out.c_str(), "cpu_ns a=%llu b=%llu c=%llu d=%llu", &ns[0], &ns[1], &ns[2],
-                  &ns[3]) != 4) {
-    ADD_FAILURE() << "measured_split printed no cpu_ns line: " << out;
-    return shares;
-  }
-  double total = double(ns[0] + ns[1] + ns[2] + ns[3]);
-  const char* functions[] = {"func_a", "func_b", "func_c", "func_d"};
-  for (int i = 0; i < 4; ++i) shares[functions[i]] = 100 * double(ns[i]) / total;
-  return shares;
-}
 
 Measured profile_split(const std::string& library, const SplitRun& split, const TempDir& dir,
                        const std::string& pprof) {
   std::string profile = dir.file(std::to_string(split.frequency) + "-" +
                                  std::to_string(split.threads) + ".prof");
   Measured measured;
-  measured.run = run({MEASURED_SPLIT_PROGRAM, "-r", split.rounds, "-u", split.unit, "-t",
+  measured.run = run({measured_split_program(), "-r", split.rounds, "-u", split.unit, "-t",
                       std::to_string(split.threads)},
                      {.environment = {{"LD_PRELOAD", library},
                                       {"CPUPROFILE", profile},
                                       {"CPUPROFILE_FREQUENCY", std::to_string(split.frequency)}},
                       .timeout_seconds = 240});
-  RunResult top = run({pprof, "-top", "-nodecount=100", MEASURED_SPLIT_PROGRAM, profile});
+  RunResult top = run({pprof, "-top", "-nodecount=100", measured_split_program(), profile});
   EXPECT_EQ(top.exit_code, 0) << top.err;
   measured.table = parse_top(top.out);
-  measured.true_pct = measured_shares(measured.run.out);
+  measured.true_pct = measured_split_shares(measured.run.out);
   return measured;
 }
 
