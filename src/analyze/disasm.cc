@@ -12,6 +12,7 @@
 #include "analyze/listing.h"
 #include "symbolize/address_resolver.h"
 #include "symbolize/demangle.h"
+#include "symbolize/find_binary.h"
 #include "symbolize/function_range.h"
 
 namespace tally::analyze {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <string_view>
 
 #include "symbolize/elf_image.h"
 
@@ -127,6 +129,18 @@ FoundBinary find_binary(const std::string& mapping_file, const std::string& mapp
     }
   }
   return result;
+}
+
+std::vector<std::string> binary_search_dirs(std::vector<std::string> dirs) {
+  if (const char* env = std::getenv("PPROF_BINARY_PATH")) {
+    std::string_view rest = env;
+    while (!rest.empty()) {
+      const size_t colon = rest.find(':');
+      if (const std::string_view dir = rest.substr(0, colon); !dir.empty()) dirs.emplace_back(dir);
+      rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    }
+  }
+  return dirs;
 }
 
 }  // namespace tally::symbolize

@@ -16,6 +16,9 @@ struct FoundBinary {
   bool found() const { return !binary.empty() || !debug.empty(); }
 };
 
+// The directories find_binary() searches: `dirs` (--binary-path), then $PPROF_BINARY_PATH.
+std::vector<std::string> binary_search_dirs(std::vector<std::string> dirs);
+
 // `build_id` is the mapping's (hex, may be empty): a candidate whose own build id
 // differs is not used. Each of `dirs` is tried as DIR/basename and DIR/full/path, before
 // the mapping's path itself.

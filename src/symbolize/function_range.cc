@@ -164,16 +164,4 @@ std::optional<std::vector<uint8_t>> FunctionRanges::code(uint64_t start, uint64_
   return std::nullopt;
 }
 
-std::vector<std::string> binary_search_dirs(std::vector<std::string> dirs) {
-  if (const char* env = std::getenv("PPROF_BINARY_PATH")) {
-    std::string_view rest = env;
-    while (!rest.empty()) {
-      const size_t colon = rest.find(':');
-      if (const std::string_view dir = rest.substr(0, colon); !dir.empty()) dirs.emplace_back(dir);
-      rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
-    }
-  }
-  return dirs;
-}
-
 }  // namespace tally::symbolize

@@ -54,7 +54,4 @@ class FunctionRanges {
   std::string path_;
 };
 
-// The directories find_binary() searches: `dirs` (--binary-path), then $PPROF_BINARY_PATH.
-std::vector<std::string> binary_search_dirs(std::vector<std::string> dirs);
-
 }  // namespace tally::symbolize

@@ -49,20 +49,6 @@ struct Pending {
   uint32_t collected = 0;  // the address's place among its image's collected addresses
 };
 
-std::vector<std::string> search_dirs(const Options& options) {
-  std::vector<std::string> dirs = options.binary_paths;
-  if (const char* env = std::getenv("PPROF_BINARY_PATH")) {
-    std::string_view rest = env;
-    while (!rest.empty()) {
-      auto colon = rest.find(':');
-      std::string_view dir = rest.substr(0, colon);
-      if (!dir.empty()) dirs.emplace_back(dir);
-      rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
-    }
-  }
-  return dirs;
-}
-
 std::string base_name(std::string_view path) {
   auto slash = path.rfind('/');
   return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
@@ -295,7 +281,7 @@ namespace {
 
 core::Status symbolize_locations(core::Profile& profile, const Options& options,
                                  core::Diagnostics& diagnostics) {
-  const std::vector<std::string> dirs = search_dirs(options);
+  const std::vector<std::string> dirs = binary_search_dirs(options.binary_paths);
 
   // Locations to resolve, per mapping.
   std::vector<std::vector<core::LocationId>> wanted(profile.mappings.size());
