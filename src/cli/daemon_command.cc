@@ -125,7 +125,9 @@ core::Expected<std::string> Daemon::flush(const char* why) {
   (void)sampler_.read(collector_, 0);
   const uint64_t pending = aggregate_.pending_samples();
   const auto started = std::chrono::steady_clock::now();
-  auto result = db_.flush(epoch_, aggregate_, machine_);
+  const std::string epoch_before = epoch_;
+  auto result = db_.flush_rolling_over(epoch_, aggregate_, machine_,
+                                       static_cast<int64_t>(std::time(nullptr)));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const uint64_t now = monotonic_ns();
@@ -139,6 +141,7 @@ core::Expected<std::string> Daemon::flush(const char* why) {
   }
   next_flush_ns_ = now + static_cast<uint64_t>(options_.flush_seconds * 1e9);
   for (const std::string& w : result->warnings) log_.line("warning: " + w);
+  if (epoch_ != epoch_before) log_.line(fmt::format("epoch {} ended, epoch {} begins", epoch_before, epoch_));
   flushed_samples_ += result->samples;
   std::string text = fmt::format("flushed {} samples ({} files) into epoch {} in {:.3f} s",
                                  result->samples, result->files, epoch_, seconds);

@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 #include "io/output.h"
 #include "store/epoch.h"
@@ -175,6 +177,33 @@ core::Expected<FlushResult> Database::flush(const std::string& epoch, Aggregate&
     }
   }
   return result;
+}
+
+core::Expected<FlushResult> Database::flush_rolling_over(std::string& epoch, Aggregate& aggregate,
+                                                         const MachineInfo& machine, int64_t now) {
+  const auto histogram_samples = [&aggregate] {
+    uint64_t samples = 0;
+    for (uint32_t i = 0; i < aggregate.image_count(); ++i)
+      for (const Aggregate::Histogram& h : aggregate.image_data(i).histograms) samples += h.samples;
+    return samples;
+  };
+  const uint64_t pending = histogram_samples();
+  auto first = flush(epoch, aggregate, machine);
+  if (first || first.error().kind != core::ErrorKind::unsupported) return first;
+  for (uint32_t i = 0; i < aggregate.image_count(); ++i)
+    for (const Aggregate::Histogram& h : aggregate.image_data(i).histograms)
+      for (const auto& [offset, n] : h.counts)
+        if (n > UINT32_MAX) return first;  // a new epoch would overflow too
+  auto next = start_epoch(now);
+  if (!next) return next.error();
+  auto rest = flush(*next, aggregate, machine);
+  const std::string old = std::exchange(epoch, *next);
+  if (!rest) return rest;
+  // Samples, not files, of the part written before the overflow count in the total.
+  rest->samples = pending - histogram_samples();
+  rest->warnings.push_back(fmt::format("{}; epoch {} ended and epoch {} begins",
+                                       first.error().message, old, epoch));
+  return rest;
 }
 
 size_t Database::remove_stale_temporaries() const {

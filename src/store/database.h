@@ -48,8 +48,16 @@ class Database {
   // Writes everything `aggregate` holds into `epoch`, merging with the files there, and
   // takes out of `aggregate` each part once its file is written. On an error (a full
   // disk) the flush stops; what was not written stays in `aggregate` for the next flush.
+  // A count that the merge would take past DCPI's 32 bits fails with
+  // ErrorKind::unsupported, before that file is written.
   core::Expected<FlushResult> flush(const std::string& epoch, Aggregate& aggregate,
                                     const MachineInfo& machine);
+  // flush(), but where a merged count would pass 32 bits (an idle instruction of a
+  // many-CPU machine gets there in days), what is left goes into a new epoch starting
+  // `now`, which `epoch` is then set to; a warning says so. Fails as flush() does, and
+  // when the aggregate alone holds such a count (no new epoch would help).
+  core::Expected<FlushResult> flush_rolling_over(std::string& epoch, Aggregate& aggregate,
+                                                 const MachineInfo& machine, int64_t now);
 
   // Deletes temporary files a killed writer left behind; returns how many.
   size_t remove_stale_temporaries() const;

@@ -61,7 +61,6 @@ TEST(Flush, WritesOneDcpiFilePerImageAndEventWithTheDatabaseHeader) {
   ASSERT_TRUE(flushed) << flushed.error().message;
   EXPECT_EQ(flushed->samples, 6u);
   EXPECT_EQ(flushed->files, 4u);  // two DCPI files, two stacks files
-  EXPECT_EQ(a.pending_samples(), 0u);
 
   CheckedDcpi exe = read_checked(d.file(test::exe_entry()));
   EXPECT_EQ(exe.header["version"], "pdb-0.07");
@@ -214,7 +213,6 @@ TEST(Flush, AFailedWriteKeepsWhatWasNotWrittenForTheNextFlush) {
 
   d.db.set_writer(nullptr);
   ASSERT_TRUE(d.db.flush(d.epoch, a, {}));
-  EXPECT_EQ(a.pending_samples(), 0u);
   // The index is unchanged, so the first write was the executable's histogram (swallowed
   // by the fake writer); everything else is on disk exactly once.
   EXPECT_EQ(read_checked(d.file(test::exe_entry())).total, 4u);
@@ -276,6 +274,59 @@ TEST(Flush, ACountBeyond32BitsIsAnErrorNotADamagedFile) {
   ASSERT_FALSE(flushed);
   EXPECT_NE(flushed.error().message.find("32-bit"), std::string::npos) << flushed.error().message;
   EXPECT_FALSE(fs::exists(d.file(test::exe_entry())));
+}
+
+// An idle instruction of a many-CPU machine passes 2^32 samples in days: the merge that
+// would overflow goes into a new epoch instead, and both epochs' files stay exact.
+TEST(Flush, ACountThatWouldPass32BitsStartsANewEpoch) {
+  Db d;
+  Aggregate a = test::cpu_clock_aggregate(false);
+  uint32_t exe = a.image(test::exe_entry(), 0, 0x100);
+  const auto add = [&](uint32_t offset, uint64_t n) {
+    a.image_data(exe).histograms[0].counts[offset] += n;
+    a.image_data(exe).histograms[0].samples += n;
+    a.image_data(exe).histograms[0].period_sum += n * kPeriod;
+  };
+  const uint64_t three_billion = 3'000'000'000;
+  add(0x10, three_billion);
+  std::string epoch = d.epoch;
+  auto first = d.db.flush_rolling_over(epoch, a, {}, 1709251198 + 60);
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_EQ(epoch, d.epoch) << "3e9 fits in 32 bits";
+  EXPECT_TRUE(first->warnings.empty());
+
+  add(0x10, three_billion);
+  add(0x20, 5);
+  auto second = d.db.flush_rolling_over(epoch, a, {}, 1709251198 + 120);
+  ASSERT_TRUE(second) << second.error().message;
+  ASSERT_NE(epoch, d.epoch);
+  EXPECT_EQ(d.db.epochs(), (std::vector<std::string>{d.epoch, epoch}));
+  EXPECT_EQ(second->samples, three_billion + 5);
+  ASSERT_EQ(second->warnings.size(), 1u);
+  EXPECT_NE(second->warnings[0].find("epoch " + epoch + " begins"), std::string::npos)
+      << second->warnings[0];
+
+  CheckedDcpi old_file = read_checked(d.file(test::exe_entry()));
+  EXPECT_EQ(old_file.total, three_billion);
+  CheckedDcpi new_file =
+      read_checked(image_dir(d.db.dir(), epoch, test::exe_entry().id) + "/cpu-clock.dcpi");
+  EXPECT_EQ(new_file.total, three_billion + 5);
+  EXPECT_EQ(new_file.counts[0x20], 5u);
+}
+
+// A count past 32 bits in one flush's own samples: no new epoch can hold it, none is made.
+TEST(Flush, ACountPast32BitsInTheAggregateItselfStartsNoEpoch) {
+  Db d;
+  Aggregate a = test::cpu_clock_aggregate(false);
+  uint32_t exe = a.image(test::exe_entry(), 0, 0x100);
+  a.image_data(exe).histograms[0].counts[0x10] = uint64_t(1) << 32;
+  a.image_data(exe).histograms[0].samples = uint64_t(1) << 32;
+  std::string epoch = d.epoch;
+  auto flushed = d.db.flush_rolling_over(epoch, a, {}, 1709251198 + 60);
+  ASSERT_FALSE(flushed);
+  EXPECT_EQ(flushed.error().kind, core::ErrorKind::unsupported);
+  EXPECT_EQ(epoch, d.epoch);
+  EXPECT_EQ(d.db.epochs().size(), 1u);
 }
 
 TEST(Database, RemovesTemporariesAKilledWriterLeft) {
