@@ -22,7 +22,8 @@ core::Expected<ImageReport> compute_images(const core::Profile& p, const std::st
   std::map<std::string, ImageRow, std::less<>> by_name;
   for (size_t s = 0; s < p.sample_count(); ++s) {
     auto stack = p.stack(s);
-    const int64_t v = p.values(s)[*value], n = p.values(s)[count];
+    // A sample of another event (0 in this value) is not one of this value's samples.
+    const int64_t v = p.values(s)[*value], n = v == 0 ? 0 : p.values(s)[count];
     report.total = core::add_saturating(report.total, v);
     report.total_samples = core::add_saturating(report.total_samples, n);
     if (stack.empty()) continue;

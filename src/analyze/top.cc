@@ -171,9 +171,12 @@ core::Expected<TopReport> compute_top(const core::Profile& p, const TopOptions& 
   report.active_filters = options.filters.active();
 
   // The total is taken before filtering, as pprof does without -relative_percentages.
+  // The samples the ± interval counts are those of this value: in a profile of several
+  // events, a sample of another event (0 here) is no trial of this one.
   for (size_t s = 0; s < p.sample_count(); ++s) {
-    report.total += abs64(p.values(s)[*value]);
-    report.total_samples += abs64(p.values(s)[count]);
+    const int64_t v = p.values(s)[*value];
+    report.total += abs64(v);
+    if (v != 0) report.total_samples += abs64(p.values(s)[count]);
   }
 
   auto filter = LocationFilter::create(p, options.filters);
