@@ -187,10 +187,13 @@ void expect_valid_split_profile(const std::string& out) {
 TEST(Record, SigintIsForwardedToTheCommandAndTheProfileIsWritten) {
   TempDir dir;
   const std::string out = dir.file("int.pb.gz");
-  // A million rounds would take hours: SIGINT to tally alone after 1.5 s.
+  // A million rounds would take hours: SIGINT to tally alone 1.5 s after it set its handler
+  // (and started the command), not after its start: a slow start on a loaded machine would
+  // otherwise be killed by the SIGINT meant for the command.
   RunResult r = run_tally({"record", "-g", "fp", "-o", out, "--", fixture_bin("split"), "-r",
                            "1000000"},
-                          RunOptions{.signal_after_seconds = 1.5, .signal = SIGINT});
+                          RunOptions{.signal_after_seconds = 1.5, .signal = SIGINT,
+                                     .signal_once_caught = true});
   // The command died of the forwarded SIGINT: 128 + 2, as a shell reports it.
   EXPECT_EQ(r.exit_code, 130) << r.describe();
   EXPECT_NE(r.err.find("tally: wrote"), std::string::npos) << r.err;
@@ -202,8 +205,10 @@ TEST(Record, SigintStopsRecordingAProcess) {
   const std::string out = dir.file("p.pb.gz");
   BackgroundProcess workload({fixture_bin("split"), "-r", "1000000", "-t", "2"}, dir.file("wlog"));
   wait_threads(workload.pid(), 3);
+  // 1.5 s of recording from the moment tally handles SIGINT (it has attached by then).
   RunResult r = run_tally({"record", "-g", "fp", "-p", std::to_string(workload.pid()), "-o", out},
-                          RunOptions{.signal_after_seconds = 1.5, .signal = SIGINT});
+                          RunOptions{.signal_after_seconds = 1.5, .signal = SIGINT,
+                                     .signal_once_caught = true});
   EXPECT_EQ(r.exit_code, 0) << r.describe();
   // The workload is left running: -p only watches.
   EXPECT_TRUE(workload.running());
@@ -231,7 +236,9 @@ TEST(Record, ThreadsCreatedAfterAttachingAreFollowed) {
            workload_output});
   BackgroundProcess tally({tally_binary(), "record", "-g", "fp", "-p", std::to_string(shell.pid()), "-o", out},
                           log);
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  // tally sets its SIGINT handler once it has attached to the shell: only then may the
+  // workload start (a fixed wait let a slow tally miss the start of the work, or the shell).
+  ASSERT_TRUE(wait_until_catches(tally.pid(), SIGINT)) << read_text(log);
   std::ofstream(go) << "go\n";
   // -p ends by itself once the process is gone.
   EXPECT_EQ(tally.wait(), 0) << read_text(log);

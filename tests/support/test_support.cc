@@ -102,6 +102,25 @@ pid_t spawn(const std::vector<std::string>& argv, const posix_spawn_file_actions
 
 }  // namespace
 
+bool catches_signal(pid_t pid, int signal) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (!line.starts_with("SigCgt:")) continue;
+    const uint64_t caught = std::stoull(line.substr(7), nullptr, 16);
+    return (caught >> (signal - 1)) & 1;
+  }
+  return false;
+}
+
+bool wait_until_catches(pid_t pid, int signal, double timeout_seconds) {
+  const double deadline = monotonic_seconds() + timeout_seconds;
+  while (!catches_signal(pid, signal)) {
+    if (monotonic_seconds() > deadline || kill(pid, 0) != 0) return false;
+    usleep(10'000);
+  }
+  return true;
+}
+
 double cpu_seconds(const rusage& usage) { return seconds(usage.ru_utime) + seconds(usage.ru_stime); }
 
 std::string RunResult::describe() const {
@@ -140,11 +159,24 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
   // What is due at a time: the signal to send, the time limit.
   bool signal_due = options.signal_after_seconds > 0;
   bool waiting_for_output = signal_due && !options.signal_after_output.empty();
+  bool waiting_for_handler = signal_due && options.signal_once_caught;
   double signal_at = started + options.signal_after_seconds;
   const double deadline = options.timeout_seconds > 0 ? started + options.timeout_seconds : 0;
   // Milliseconds until the next of them (-1: none), acting on those that have come.
   auto next_event_ms = [&]() -> int {
-    const double now = monotonic_seconds();
+    double now = monotonic_seconds();
+    if (waiting_for_handler && catches_signal(pid, options.signal)) {
+      waiting_for_handler = false;
+      signal_at = now + options.signal_after_seconds;
+    }
+    if (waiting_for_handler) {
+      // Polled: nothing tells this process when the handler is installed.
+      if (deadline > 0 && now >= deadline && !r.timed_out) {
+        r.timed_out = true;
+        kill(-pid, SIGKILL);
+      }
+      return 10;
+    }
     if (signal_due && !waiting_for_output && now >= signal_at) {
       kill(pid, options.signal);
       signal_due = false;

@@ -50,7 +50,17 @@ struct RunOptions {
   // When not empty, the delay above counts from the moment stdout first holds this text:
   // a program slow to start on a loaded machine is signalled only once it is under way.
   std::string signal_after_output{};
+  // When true, the delay counts from the moment the program catches `signal` (its handler
+  // is installed): a fixed delay from the start can hit a loaded machine's slow starter
+  // before it handles the signal at all, and it dies of it instead.
+  bool signal_once_caught = false;
 };
+
+// Whether process `pid` has a handler for `signal` (SigCgt in /proc/PID/status).
+bool catches_signal(pid_t pid, int signal);
+// Waits until process `pid` catches `signal`, at most `timeout_seconds`; false if it never
+// did (it exited, or was too slow).
+bool wait_until_catches(pid_t pid, int signal, double timeout_seconds = 60);
 
 // User + system time of a wait4 rusage.
 double cpu_seconds(const rusage& usage);
