@@ -61,8 +61,10 @@ if [[ ! -s $profile ]]; then
   perf_data=$data_dir/clang-top.perf.data
   sources=$(cd "$repo_root" && find src -name '*.cc' | sort)
   # One compile after the other; a file that does not compile still gives samples. A
-  # recording left by an interrupted run is used again.
-  [[ -s $perf_data ]] || (cd "$repo_root" && perf record -q -e cpu-clock:u -F "$freq" -g -o "$perf_data" -- bash -c '
+  # recording left by an interrupted run is used again. --no-buildid: perf 6.1's build-id
+  # pass over thousands of short-lived clang processes aborts (build-id.c assertion, then a
+  # buffer overflow), and the converter below needs no build ids.
+  [[ -s $perf_data ]] || (cd "$repo_root" && perf record -q --no-buildid -e cpu-clock:u -F "$freq" -g -o "$perf_data" -- bash -c '
       clang=$1; shift
       for f in "$@"; do "$clang" -O2 -std=c++20 -Isrc -DFMT_SHARED -c "$f" -o /dev/null 2>/dev/null || true; done
     ' compile "$clang" $sources) >/dev/null 2>"$work/perf.err" || {

@@ -17,36 +17,50 @@ targets=(fuzz_gperf fuzz_dcpi fuzz_detect fuzz_folded fuzz_perfscript fuzz_pprof
          fuzz_inflated_elf)
 
 seeds=$(mktemp -d)
-trap 'rm -rf "$seeds"' EXIT
+status_dir=$(mktemp -d)
+trap 'rm -rf "$seeds" "$status_dir"' EXIT
 TALLY=${TALLY:-$build/src/cli/tally} "$here/make_corpus.sh" "$seeds"
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
-failed=()
-for target in "${targets[@]}"; do
-  binary=$build/fuzz/$target
+# Targets run side by side, one per core (FUZZ_JOBS, default the number of cores): each
+# still gets SECONDS of one core, and CI's fuzz stage takes a fraction of the time.
+jobs=${FUZZ_JOBS:-$(nproc)}
+
+run_target() {
+  local target=$1 binary=$build/fuzz/$1
+  local corpus=$build/fuzz-corpus/$1 artifacts=$build/fuzz-artifacts/$1
+  local log=$build/fuzz-$1.log
   if [ ! -x "$binary" ]; then
     echo "run_all.sh: $binary is missing (build with the \"fuzz\" preset)" >&2
-    failed+=("$target")
-    continue
+    echo 1 >"$status_dir/$target"
+    return
   fi
-  corpus=$build/fuzz-corpus/$target
-  artifacts=$build/fuzz-artifacts/$target
-  log=$build/fuzz-$target.log
   mkdir -p "$corpus" "$artifacts"
-  dict=()
+  local dict=()
   if [ -f "$here/$target.dict" ]; then dict=(-dict="$here/$target.dict"); fi
-  echo "=== $target: ${seconds} s (log: $log)"
   if "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
        -print_final_stats=1 -artifact_prefix="$artifacts/" "${dict[@]}" \
        "$corpus" "$seeds/$target" >"$log" 2>&1; then
-    grep -E "^stat::number_of_executed_units|^#[0-9]+.*DONE" "$log" | tail -2 || true
+    echo "=== $target: ${seconds} s: $(grep -E "^stat::number_of_executed_units" "$log" | tail -1)"
+    echo 0 >"$status_dir/$target"
   else
-    echo "run_all.sh: $target FAILED; the end of its log:" >&2
-    tail -40 "$log" >&2
-    ls -l "$artifacts" >&2
-    failed+=("$target")
+    { echo "run_all.sh: $target FAILED; the end of its log ($log):"
+      tail -40 "$log"
+      ls -l "$artifacts"; } >&2
+    echo 1 >"$status_dir/$target"
   fi
+}
+
+for target in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+  run_target "$target" &
+done
+wait
+
+failed=()
+for target in "${targets[@]}"; do
+  [ "$(cat "$status_dir/$target" 2>/dev/null)" = 0 ] || failed+=("$target")
 done
 if [ ${#failed[@]} -gt 0 ]; then
   echo "run_all.sh: failing targets: ${failed[*]}" >&2

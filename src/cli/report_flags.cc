@@ -1,5 +1,7 @@
 #include "cli/report_flags.h"
 
+#include <malloc.h>
+
 #include <cstdio>
 
 #include "cli/command.h"
@@ -46,6 +48,12 @@ int print_report(const std::vector<std::string>& warnings, const std::string& te
 }
 
 core::Expected<core::Profile> read_report_profile(const std::string& file, const ReportFlags& flags) {
+  // A report builds a few big arrays (the inflated input, per-location tables, the
+  // symbolizer's indexes) and frees each once. glibc raises its mmap threshold to the size
+  // of the first big block freed, so the later ones come from the heap and their freed
+  // pages stay in the peak; a fixed threshold returns each to the kernel when freed
+  // (1M-sample clang profile: `tally top` peak RSS 53 MB -> 50 MB, no slower).
+  ::mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   if (using_db(flags.db)) return read_db_selection(flags.db, flags.symbolize);
   auto in = io::Input::open(file);
   if (!in) return in.error();
