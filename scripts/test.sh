@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-if [ -x ../shared/peers/setup.sh ]; then ../shared/peers/setup.sh; fi
+scripts/install-peers.sh
 cmake --preset release -DTALLY_TESTS=ON -DTALLY_BENCH=ON >/dev/null
 cmake --build --preset release
 ctest --preset release -j2 "$@"
