@@ -1,18 +1,63 @@
 #include "analyze/disassembler.h"
 
 #include <capstone/capstone.h>
+#include <dlfcn.h>
 #include <elf.h>
 
 #include <memory>
+
+#define TALLY_STRINGIFY_(x) #x
+#define TALLY_STRINGIFY(x) TALLY_STRINGIFY_(x)
 
 namespace tally::analyze {
 
 namespace {
 
+// libcapstone is opened on first use, not linked: loading it relocates 3 MB of its tables,
+// which every other command (`tally top` first) would carry in its peak memory for nothing.
+struct Capstone {
+  decltype(&::cs_open) open = nullptr;
+  decltype(&::cs_option) option = nullptr;
+  decltype(&::cs_malloc) malloc = nullptr;
+  decltype(&::cs_disasm_iter) disasm_iter = nullptr;
+  decltype(&::cs_free) free = nullptr;
+  decltype(&::cs_close) close = nullptr;
+  std::string error;  // why it could not be loaded; empty when loaded
+};
+
+template <typename Function>
+bool resolve(void* library, const char* name, Function& out) {
+  out = reinterpret_cast<Function>(::dlsym(library, name));
+  return out != nullptr;
+}
+
+Capstone load_capstone() {
+  Capstone cs;
+  // The soname of the API the header describes (Debian 12: libcapstone.so.4).
+  const char* soname = "libcapstone.so." TALLY_STRINGIFY(CS_API_MAJOR);
+  void* library = ::dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* why = ::dlerror();
+    cs.error = std::string("cannot load capstone (") + soname + "): " + (why ? why : "unknown");
+    return cs;
+  }
+  if (!resolve(library, "cs_open", cs.open) || !resolve(library, "cs_option", cs.option) ||
+      !resolve(library, "cs_malloc", cs.malloc) ||
+      !resolve(library, "cs_disasm_iter", cs.disasm_iter) ||
+      !resolve(library, "cs_free", cs.free) || !resolve(library, "cs_close", cs.close))
+    cs.error = std::string(soname) + " lacks a function tally calls";
+  return cs;  // the library stays loaded: its functions are used until exit
+}
+
+const Capstone& capstone() {
+  static const Capstone loaded = load_capstone();
+  return loaded;
+}
+
 struct Handle {
   csh handle = 0;
   ~Handle() {
-    if (handle != 0) cs_close(&handle);
+    if (handle != 0) capstone().close(&handle);
   }
 };
 
@@ -56,23 +101,25 @@ core::Expected<std::vector<Instruction>> disassemble(int machine, std::span<cons
                              " is not supported (x86-64, i386 and AArch64 are)",
                          core::ErrorKind::unsupported};
   }
+  const Capstone& cs = capstone();
+  if (!cs.error.empty()) return core::Error{cs.error, core::ErrorKind::unsupported};
   Handle h;
-  if (cs_open(arch, mode, &h.handle) != CS_ERR_OK)
+  if (cs.open(arch, mode, &h.handle) != CS_ERR_OK)
     return core::Error{"capstone cannot open its disassembler", core::ErrorKind::unsupported};
   if (arch == CS_ARCH_X86)
-    cs_option(h.handle, CS_OPT_SYNTAX,
+    cs.option(h.handle, CS_OPT_SYNTAX,
               syntax == AsmSyntax::intel ? CS_OPT_SYNTAX_INTEL : CS_OPT_SYNTAX_ATT);
-  cs_option(h.handle, CS_OPT_DETAIL, CS_OPT_ON);
-  cs_option(h.handle, CS_OPT_SKIPDATA, CS_OPT_ON);
+  cs.option(h.handle, CS_OPT_DETAIL, CS_OPT_ON);
+  cs.option(h.handle, CS_OPT_SKIPDATA, CS_OPT_ON);
 
-  std::unique_ptr<cs_insn, void (*)(cs_insn*)> insn(cs_malloc(h.handle),
-                                                    [](cs_insn* p) { cs_free(p, 1); });
+  std::unique_ptr<cs_insn, void (*)(cs_insn*)> insn(cs.malloc(h.handle),
+                                                    [](cs_insn* p) { capstone().free(p, 1); });
   if (!insn) return core::Error{"capstone: out of memory", core::ErrorKind::unsupported};
   std::vector<Instruction> out;
   const uint8_t* bytes = code.data();
   size_t size = code.size();
   uint64_t pc = address;
-  while (size > 0 && cs_disasm_iter(h.handle, &bytes, &size, &pc, insn.get())) {
+  while (size > 0 && cs.disasm_iter(h.handle, &bytes, &size, &pc, insn.get())) {
     Instruction& i = out.emplace_back();
     i.address = insn->address;
     i.size = insn->size;
