@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
     mapping.offset = text.p_offset & ~uint64_t{0xfff};
     mapping.file = profile.intern(binary);
     auto id = profile.add_mapping(mapping);
-    for (uint64_t a : addresses) profile.add_location({id, base + a, {}, false});
+    for (uint64_t a : addresses) profile.add_location({.mapping = id, .address = base + a, .lines = {}});
     return profile;
   };
 

@@ -87,12 +87,12 @@ core::Expected<LocationFilter> LocationFilter::create(const core::Profile& profi
       f.verdicts_[i] = Verdict::focused;
     }
     if (!hide_or_show) continue;
-    std::vector<core::Line> lines = loc.lines;
+    core::LineList lines = loc.lines;
     bool changed = false;
     if (*hide && location_matches(profile, loc, **hide)) {
       f.hide_matched_ = true;
       changed = true;
-      std::vector<core::Line> kept;
+      core::LineList kept;
       if (!mapping_matches(profile, loc, **hide))
         for (const core::Line& line : lines)
           if (!line_matches(profile, line, **hide)) kept.push_back(line);
@@ -102,7 +102,7 @@ core::Expected<LocationFilter> LocationFilter::create(const core::Profile& profi
     if (*show) {
       changed = true;
       if (!mapping_matches(profile, loc, **show)) {
-        std::vector<core::Line> kept;
+        core::LineList kept;
         for (const core::Line& line : lines)
           if (line.function == 0 || line_matches(profile, line, **show)) kept.push_back(line);
         lines = std::move(kept);

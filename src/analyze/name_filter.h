@@ -48,7 +48,7 @@ class LocationFilter {
   bool has_focus_ = false;
   std::vector<Verdict> verdicts_;                 // per location
   std::vector<uint8_t> hidden_;                   // per location, when hide/show set
-  std::vector<std::optional<std::vector<core::Line>>> kept_lines_;  // per location, if changed
+  std::vector<std::optional<core::LineList>> kept_lines_;  // per location, if changed
   bool focus_matched_ = false, ignore_matched_ = false, hide_matched_ = false,
        show_matched_ = false;
   NameFilters filters_;

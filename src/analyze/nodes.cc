@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "analyze/name_filter.h"
@@ -127,12 +128,16 @@ NodeIndex::NodeIndex(const core::Profile& profile, const NodeOptions& options,
     return part;
   };
 
-  ranges_.resize(profile.locations.size());
-  node_pool_.reserve(profile.locations.size());
+  node_begin_.resize(profile.locations.size() + 1);
+  // A node per line (one for a location without any): sized once, not doubled.
+  size_t most_nodes = 0;
+  for (const core::Location& loc : profile.locations) most_nodes += std::max<size_t>(loc.lines.size(), 1);
+  node_pool_.reserve(most_nodes);
   for (size_t i = 0; i < profile.locations.size(); ++i) {
     const auto id = static_cast<core::LocationId>(i + 1);
     const core::Location& loc = profile.locations[i];
-    ranges_[i].begin = static_cast<uint32_t>(node_pool_.size());
+    node_begin_[i] = static_cast<uint32_t>(node_pool_.size());
+    node_begin_[i + 1] = node_begin_[i];  // until its nodes are in
     if (filter && filter->hidden(id)) continue;
     std::span<const core::Line> lines = filter ? filter->lines(profile, id) : loc.lines;
     if (!options.inlines && lines.size() > 1) lines = lines.last(1);
@@ -168,8 +173,8 @@ NodeIndex::NodeIndex(const core::Profile& profile, const NodeOptions& options,
       key.objfile = objfile;
       node_pool_.push_back(intern(key));
     }
-    ranges_[i].size = static_cast<uint32_t>(node_pool_.size() - ranges_[i].begin);
-    if (ranges_[i].size > 1) has_inline_frames_ = true;
+    node_begin_[i + 1] = static_cast<uint32_t>(node_pool_.size());
+    if (node_begin_[i + 1] - node_begin_[i] > 1) has_inline_frames_ = true;
   }
 }
 

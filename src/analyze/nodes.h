@@ -52,8 +52,7 @@ class NodeIndex {
 
   // The nodes of a location, innermost (inlined) first; empty when hidden.
   std::span<const NodeId> nodes(core::LocationId id) const {
-    const Range r = ranges_[id - 1];
-    return {node_pool_.data() + r.begin, r.size};
+    return {node_pool_.data() + node_begin_[id - 1], node_pool_.data() + node_begin_[id]};
   }
   size_t size() const { return keys_.size(); }
   const NodeKey& key(NodeId n) const { return keys_[n]; }
@@ -66,15 +65,13 @@ class NodeIndex {
   bool has_inline_frames() const { return has_inline_frames_; }
 
  private:
-  struct Range {
-    uint32_t begin = 0;
-    uint32_t size = 0;
-  };
   const core::Profile& profile_;
   std::vector<NodeKey> keys_;
   std::vector<std::string> files_;  // cleaned source file names; [0] = ""
   std::vector<NodeId> node_pool_;
-  std::vector<Range> ranges_;
+  // Per location + 1: where its nodes start in node_pool_ (they end where the next
+  // location's start; 4 bytes a location, and profiles have 100k+).
+  std::vector<uint32_t> node_begin_;
   bool has_inline_frames_ = false;
 };
 

@@ -85,11 +85,17 @@ void sum_call_graph(const core::Profile& p, const NodeIndex& nodes, Granularity 
 // pprof's "(inline)" marks: an edge parent -> n is inline when n is never the outermost
 // frame of its location on it; a node with only inline edges in is "(inline)", with both
 // kinds "(partial-inline)". Only the kept nodes take part (the rest are skipped over).
-std::vector<const char*> inline_labels(const core::Profile& p, const NodeIndex& nodes,
-                                       const LocationFilter& filter, size_t value,
-                                       const std::vector<uint8_t>& kept) {
-  std::vector<const char*> labels(nodes.size(), "");
-  if (!nodes.has_inline_frames()) return labels;
+// Per node, a byte: bit kInlineEdge and bit kCallEdge for the kinds of edges into it.
+constexpr uint8_t kInlineEdge = 1, kCallEdge = 2;
+const char* inline_label(uint8_t edges) {
+  if (!(edges & kInlineEdge)) return "";
+  return edges & kCallEdge ? "(partial-inline)" : "(inline)";
+}
+std::vector<uint8_t> inline_edges(const core::Profile& p, const NodeIndex& nodes,
+                                  const LocationFilter& filter, size_t value,
+                                  const std::vector<uint8_t>& kept) {
+  std::vector<uint8_t> edges_in(nodes.size(), 0);
+  if (!nodes.has_inline_frames()) return edges_in;
   std::unordered_map<uint64_t, bool> edge_inline;
   std::vector<uint64_t> seen;
   for (size_t s = 0; s < p.sample_count(); ++s) {
@@ -118,14 +124,11 @@ std::vector<const char*> inline_labels(const core::Profile& p, const NodeIndex& 
       }
     }
   }
-  std::vector<uint8_t> has_inline(nodes.size(), 0), has_call(nodes.size(), 0);
   for (const auto& [edge, is_inline] : edge_inline) {
     const auto to = static_cast<NodeId>(edge & 0xffffffffu);
-    (is_inline ? has_inline : has_call)[to] = 1;
+    edges_in[to] |= is_inline ? kInlineEdge : kCallEdge;
   }
-  for (NodeId n = 0; n < nodes.size(); ++n)
-    if (has_inline[n]) labels[n] = has_call[n] ? "(partial-inline)" : "(inline)";
-  return labels;
+  return edges_in;
 }
 
 }  // namespace
@@ -238,14 +241,14 @@ core::Expected<TopReport> compute_top(const core::Profile& p, const TopOptions& 
 
   std::vector<uint8_t> is_kept(nodes.size(), 0);
   for (NodeId n : kept) is_kept[n] = 1;
-  const std::vector<const char*> labels =
-      report.call_graph ? std::vector<const char*>(nodes.size(), "")
-                        : inline_labels(p, nodes, *filter, *value, is_kept);
+  const std::vector<uint8_t> edges_in =
+      report.call_graph ? std::vector<uint8_t>(nodes.size(), 0)
+                        : inline_edges(p, nodes, *filter, *value, is_kept);
 
   int64_t min_value = 0;
   for (NodeId n : kept) {
     report.rows.push_back({.name = name(n),
-                           .inline_label = labels[n],
+                           .inline_label = inline_label(edges_in[n]),
                            .flat = sums.flat[n],
                            .cum = sums.cum[n],
                            .flat_samples = sums.flat_samples[n]});

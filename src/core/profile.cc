@@ -51,14 +51,14 @@ void Profile::add_sample(std::span<const LocationId> stack, std::span<const int6
       labels.size() > std::numeric_limits<uint32_t>::max())
     throw std::length_error("Profile::add_sample: stack too deep");
   samples_distinct_ = false;
-  stacks_.push_back({stack_pool_.size(), static_cast<uint32_t>(stack.size())});
   stack_pool_.insert(stack_pool_.end(), stack.begin(), stack.end());
+  stack_ends_.push_back(stack_pool_.size());
   values_.insert(values_.end(), values.begin(), values.end());
   // Runs of samples with the same labels (a thread's, a callgrind part's) share one copy:
   // a callgrind file of many parts has millions of samples and one label each.
   // Only a profile with labels keeps a label range per sample.
   if (labels.empty() && labels_.empty()) return;
-  if (labels_.empty()) labels_.resize(stacks_.size() - 1);  // the samples before: none
+  if (labels_.empty()) labels_.resize(stack_ends_.size() - 1);  // the samples before: none
   if (!labels_.empty() && !labels.empty()) {
     const Range previous = labels_.back();
     if (previous.size == labels.size() &&
@@ -72,7 +72,7 @@ void Profile::add_sample(std::span<const LocationId> stack, std::span<const int6
 }
 
 void Profile::reserve_samples(size_t samples, size_t frames, size_t labels) {
-  stacks_.reserve(samples);
+  stack_ends_.reserve(samples);
   if (labels > 0) labels_.reserve(samples);
   values_.reserve(samples * sample_types.size());
   stack_pool_.reserve(frames);
@@ -82,7 +82,7 @@ void Profile::reserve_samples(size_t samples, size_t frames, size_t labels) {
 void Profile::clear_samples() {
   samples_distinct_ = true;
   stack_pool_.clear();
-  stacks_.clear();
+  stack_ends_.clear();
   values_.clear();
   label_pool_.clear();
   labels_.clear();
@@ -109,7 +109,7 @@ void Profile::merge_samples(bool drop_zero) {
   if (samples_distinct_ && !drop_zero) return;
   SampleIndex index(samples_distinct_ ? 0 : n);
   size_t kept = 0;
-  uint64_t pool_end = 0, label_end = 0;
+  uint64_t pool_end = 0, label_end = 0, previous_end = 0;
   // Label ranges may be shared by a run of samples (add_sample): one copy per run.
   Range last_labels_from{UINT64_MAX, 0}, last_labels_to;
   const bool labelled = !labels_.empty();
@@ -122,24 +122,29 @@ void Profile::merge_samples(bool drop_zero) {
       labels_[i] = last_labels_to;
       shared_labels = true;
     }
+    // Read before sample `kept` (at most i) overwrites the end of the one before.
+    const uint64_t stack_begin = previous_end, stack_end = stack_ends_[i];
+    previous_end = stack_end;
+    const std::span<const LocationId> stack_i(stack_pool_.data() + stack_begin, stack_end - stack_begin);
     std::span<int64_t> v(values_.data() + i * stride, stride);
     if (drop_zero && std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 0; })) continue;
     uint64_t h = 0;
     if (!samples_distinct_) {
-      h = sample_hash(stack(i), labels(i));
-      if (auto j = index.find(*this, h, stack(i), labels(i))) {
+      h = sample_hash(stack_i, labels(i));
+      if (auto j = index.find(*this, h, stack_i, labels(i))) {
         int64_t* into = values_.data() + *j * stride;
         for (size_t k = 0; k < stride; ++k) into[k] = add_saturating(into[k], v[k]);
         continue;
       }
     }
     // Sample i becomes sample `kept` (kept <= i, so nothing unread is overwritten).
-    const Range s = stacks_[i], l = labelled ? labels_[i] : Range{};
-    std::copy_n(stack_pool_.begin() + static_cast<std::ptrdiff_t>(s.begin), s.size,
+    const uint64_t stack_size = stack_end - stack_begin;
+    const Range l = labelled ? labels_[i] : Range{};
+    std::copy_n(stack_pool_.begin() + static_cast<std::ptrdiff_t>(stack_begin), stack_size,
                 stack_pool_.begin() + static_cast<std::ptrdiff_t>(pool_end));
     std::copy_n(v.begin(), stride, values_.begin() + static_cast<std::ptrdiff_t>(kept * stride));
-    stacks_[kept] = {pool_end, s.size};
-    pool_end += s.size;
+    pool_end += stack_size;
+    stack_ends_[kept] = pool_end;
     if (!labelled) {
     } else if (shared_labels) {
       labels_[kept] = l;
@@ -155,7 +160,7 @@ void Profile::merge_samples(bool drop_zero) {
     if (!samples_distinct_) index.insert(h, kept);
     ++kept;
   }
-  stacks_.resize(kept);
+  stack_ends_.resize(kept);
   if (labelled) labels_.resize(kept);
   values_.resize(kept * stride);
   stack_pool_.resize(pool_end);

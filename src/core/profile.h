@@ -18,13 +18,13 @@
 
 #include "core/call_graph.h"
 #include "core/huge_page_allocator.h"
+#include "core/line_list.h"
 #include "core/string_table.h"
 
 namespace tally::core {
 
 using MappingId = uint32_t;
 using LocationId = uint32_t;
-using FunctionId = uint32_t;
 
 struct ValueType {
   StringId type = 0;  // "samples", "cpu", "cycles"
@@ -62,20 +62,15 @@ struct Function {
   bool operator==(const Function&) const = default;
 };
 
-struct Line {
-  FunctionId function = 0;
-  int64_t line = 0;
-  int64_t column = 0;
-  bool operator==(const Line&) const = default;
-};
-
+// 48 bytes, in this order: profiles have 100k+ locations.
 struct Location {
   MappingId mapping = 0;  // 0: not in any known mapping
-  uint64_t address = 0;   // 0: unknown (symbol-only profiles)
-  std::vector<Line> lines;  // innermost (inlined) frame first
   bool is_folded = false;
+  uint64_t address = 0;   // 0: unknown (symbol-only profiles)
+  LineList lines;         // innermost (inlined) frame first
   bool operator==(const Location&) const = default;
 };
+static_assert(sizeof(Location) == 48);
 
 class Profile {
  public:
@@ -123,9 +118,10 @@ class Profile {
 
   // Samples. Every sample has exactly sample_types.size() values; set the sample types
   // before adding samples.
-  size_t sample_count() const { return stacks_.size(); }
+  size_t sample_count() const { return stack_ends_.size(); }
   std::span<const LocationId> stack(size_t i) const {
-    return {stack_pool_.data() + stacks_[i].begin, stacks_[i].size};
+    const uint64_t begin = i == 0 ? 0 : stack_ends_[i - 1];
+    return {stack_pool_.data() + begin, static_cast<size_t>(stack_ends_[i] - begin)};
   }
   std::span<const int64_t> values(size_t i) const {
     return {values_.data() + i * sample_types.size(), sample_types.size()};
@@ -182,7 +178,9 @@ class Profile {
   bool samples_distinct_ = true;
 
   BigVector<LocationId> stack_pool_;
-  BigVector<Range> stacks_;
+  // Where each sample's stack ends in stack_pool_ (it starts where the one before ends):
+  // stacks are laid out in sample order, and 8 bytes a sample is half of a Range.
+  BigVector<uint64_t> stack_ends_;
   BigVector<int64_t> values_;
   BigVector<Label> label_pool_;
   BigVector<Range> labels_;  // one per sample, or none while no sample has labels

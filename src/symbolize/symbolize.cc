@@ -28,25 +28,21 @@ namespace tally::symbolize {
 
 namespace {
 
-// One ELF to resolve in: the unique link-time addresses wanted from it and, slot for
-// slot, what they resolve to.
+// One ELF to resolve in: the unique link-time addresses wanted from it, the locations
+// at each and, slot for slot, what they resolve to.
 struct Image {
   FoundBinary found;
-  std::vector<uint64_t> addresses;  // sorted, unique (once all are collected)
-  std::vector<uint32_t> slot_of;    // index in `addresses` of each address as collected
-  std::vector<struct FrameSpan> frames;  // per address: where its frames are
+  // As collected: a link-time address per location. Then sorted, unique (a slot each).
+  std::vector<uint64_t> addresses;
+  // As collected: the location of each address. Then grouped by slot, in address order.
+  std::vector<core::LocationId> locations;
+  std::vector<uint32_t> slot_begin;      // per slot + 1: where its locations start
+  std::vector<struct FrameSpan> frames;  // per slot: where its frames are
 };
 
 // The frames of one address: frames [begin, end) of task `task`.
 struct FrameSpan {
   uint32_t task = 0, begin = 0, end = 0;
-};
-
-// A location to fill: from image `image` at its link-time address (or unresolvable).
-struct Pending {
-  core::LocationId location = 0;
-  int image = -1;  // -1: no usable ELF, or the address is outside its segments
-  uint32_t collected = 0;  // the address's place among its image's collected addresses
 };
 
 std::string base_name(std::string_view path) {
@@ -157,14 +153,17 @@ std::vector<Task> make_tasks(std::vector<Image>& images,
 // gone when this returns: the frames need only the resolvers.
 Resolution resolve_all(std::vector<Image>& images, unsigned threads) {
   Resolution kept;
-  // Two rounds: the images with DWARF (whose indexes hold the inflated debug sections, the
-  // most memory), then the others (symbol tables): each round's indexes are gone before
-  // the next round's are built, so that the two never add up.
-  for (bool with_dwarf : {true, false}) {
-    std::vector<size_t> round;
+  // One image per round, its index gone before the next one's is built, so that the
+  // indexes never add up: an index with DWARF holds the inflated debug sections (libc's,
+  // ld.so's and libm's together were 21 MB of a 45 MB peak), one without the pages of its
+  // symbol tables (libLLVM's and libclang-cpp's, 7 MB). Each round inflates its sections
+  // and resolves its addresses on all threads. The images with DWARF first: their indexes
+  // are the biggest, and the frames the rounds leave grow with each round.
+  std::vector<std::vector<size_t>> rounds;
+  for (bool with_dwarf : {true, false})
     for (size_t i = 0; i < images.size(); ++i)
-      if (images[i].found.debug.empty() != with_dwarf) round.push_back(i);
-    if (round.empty()) continue;
+      if (images[i].found.debug.empty() != with_dwarf) rounds.push_back({i});
+  for (const std::vector<size_t>& round : rounds) {
     std::vector<std::unique_ptr<ElfIndex>> indexes(images.size());
     run_parallel(round.size(), threads, [&](unsigned, size_t k) {
       indexes[round[k]] = std::make_unique<ElfIndex>(images[round[k]].found, 1, threads);
@@ -283,25 +282,21 @@ core::Status symbolize_locations(core::Profile& profile, const Options& options,
                                  core::Diagnostics& diagnostics) {
   const std::vector<std::string> dirs = binary_search_dirs(options.binary_paths);
 
+  // Address 0 is pprof's "unknown address": nothing to look up.
+  auto is_wanted = [&](const core::Location& location) {
+    return location.mapping != 0 && location.mapping <= profile.mappings.size() &&
+           location.address != 0 && location.lines.empty() &&
+           !profile.mapping(location.mapping).has_functions;
+  };
   // Locations to resolve, per mapping.
   std::vector<std::vector<core::LocationId>> wanted(profile.mappings.size());
-  for (size_t i = 0; i < profile.locations.size(); ++i) {
-    const auto& location = profile.locations[i];
-    // Address 0 is pprof's "unknown address": nothing to look up.
-    if (location.mapping == 0 || location.mapping > profile.mappings.size() ||
-        location.address == 0 || !location.lines.empty() ||
-        profile.mapping(location.mapping).has_functions)
-      continue;
-    wanted[location.mapping - 1].push_back(static_cast<core::LocationId>(i + 1));
-  }
+  for (size_t i = 0; i < profile.locations.size(); ++i)
+    if (is_wanted(profile.locations[i]))
+      wanted[profile.locations[i].mapping - 1].push_back(static_cast<core::LocationId>(i + 1));
 
   std::vector<Image> images;
   std::map<std::string, int> image_by_key;       // build id or path -> images index
   std::map<std::pair<std::string, std::string>, int> image_by_file;  // (file, build id)
-  std::vector<Pending> pending;
-  size_t wanted_count = 0;
-  for (const auto& locations : wanted) wanted_count += locations.size();
-  pending.reserve(wanted_count);
   std::vector<int> mapping_image(profile.mappings.size(), -1);
 
   for (size_t m = 0; m < profile.mappings.size(); ++m) {
@@ -326,7 +321,7 @@ core::Status symbolize_locations(core::Profile& profile, const Options& options,
         } else {
           image_index = static_cast<int>(images.size());
           image_by_key.emplace(found.key, image_index);
-          images.push_back({std::move(found), {}, {}, {}});
+          images.push_back({std::move(found), {}, {}, {}, {}});
         }
         image_by_file.emplace(std::pair(file, build_id), image_index);
       }
@@ -343,116 +338,103 @@ core::Status symbolize_locations(core::Profile& profile, const Options& options,
         is_exec = elf->is_exec();
       }
     }
-    if (image_index >= 0) {
-      auto& collected = images[static_cast<size_t>(image_index)].addresses;
-      collected.reserve(collected.size() + wanted[m].size());
-    }
+    if (image_index < 0) continue;  // its locations are named as unresolved below
+    Image& image = images[static_cast<size_t>(image_index)];
+    image.addresses.reserve(image.addresses.size() + wanted[m].size());
+    image.locations.reserve(image.locations.size() + wanted[m].size());
     for (core::LocationId id : wanted[m]) {
-      Pending p{id, -1, 0};
-      uint64_t address = profile.location(id).address;
-      if (image_index >= 0) {
-        if (auto link_address =
-                link_time_address(segments, is_exec, mapping.start, mapping.offset, address)) {
-          auto& collected = images[static_cast<size_t>(image_index)].addresses;
-          p.image = image_index;
-          p.collected = static_cast<uint32_t>(collected.size());
-          collected.push_back(*link_address);
-        }
+      if (auto link_address = link_time_address(segments, is_exec, mapping.start, mapping.offset,
+                                                profile.location(id).address)) {
+        image.addresses.push_back(*link_address);
+        image.locations.push_back(id);
       }
-      pending.push_back(p);
     }
   }
+  wanted = {};
 
   unsigned threads = options.threads != 0 ? options.threads : std::thread::hardware_concurrency();
   if (threads == 0) threads = 1;
-  // Each unique address once, in address order (neighbours share a compile unit); each
-  // collected address remembers its slot, so that no location has to search for it.
+  // Each unique address once, in address order (neighbours share a compile unit), with
+  // the locations at it, so that no location has to search for its address.
   run_parallel(images.size(), threads, [&](unsigned, size_t image_index) {
     Image& image = images[image_index];
-    std::vector<std::pair<uint64_t, uint32_t>> order(image.addresses.size());
-    for (size_t i = 0; i < order.size(); ++i)
-      order[i] = {image.addresses[i], static_cast<uint32_t>(i)};
+    std::vector<std::pair<uint64_t, core::LocationId>> order(image.addresses.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = {image.addresses[i], image.locations[i]};
     std::sort(order.begin(), order.end());
-    image.slot_of.resize(order.size());
     image.addresses.clear();
-    for (const auto& [address, collected] : order) {
-      if (image.addresses.empty() || image.addresses.back() != address)
+    image.locations.clear();
+    for (const auto& [address, location] : order) {
+      if (image.addresses.empty() || image.addresses.back() != address) {
+        image.slot_begin.push_back(static_cast<uint32_t>(image.locations.size()));
         image.addresses.push_back(address);
-      image.slot_of[collected] = static_cast<uint32_t>(image.addresses.size() - 1);
+      }
+      image.locations.push_back(location);
     }
+    image.slot_begin.push_back(static_cast<uint32_t>(image.locations.size()));
+    image.addresses.shrink_to_fit();
   });
   // The frames point into the resolvers: both live until the frames are interned.
   Resolution resolution = resolve_all(images, threads);
   // What only the resolution needed goes before the profile grows.
-  wanted = {};
   for (auto& image : images) image.addresses = {};
   for (Task& task : resolution.tasks) task.slots = {}, task.runs = {};
 
-  // Each unique address's lines, interned once, image by image in address order: the
-  // frames and the functions they point to are then visited in the order they were made
-  // (in location order they are visited at random, a cache miss each).
+  // Each unique address's lines, interned once and given to the locations at it, image by
+  // image in address order: the frames and the functions they point to are then visited
+  // in the order they were made (in location order they are visited at random, a cache
+  // miss each). Nearly every location has one line, which it holds in place.
   FunctionInterner functions(profile, options.names);
   // At most a function per frame and per unresolved location: reserved (address space,
   // not memory, until used) so that the table is not copied as it doubles.
-  size_t frame_count = 0;
+  size_t frame_count = 0, unresolved_count = 0;
   for (const Task& task : resolution.tasks) frame_count += task.frames.size();
-  profile.functions.reserve(profile.functions.size() + frame_count + pending.size());
-  std::vector<core::Line> resolved_lines;
-  resolved_lines.reserve(frame_count);
-  std::vector<std::vector<uint32_t>> lines_begin(images.size());  // per image, per slot + 1
-  for (size_t i = 0; i < images.size(); ++i) {
-    Image& image = images[i];
-    std::vector<uint32_t>& begin = lines_begin[i];
-    begin.resize(image.frames.size() + 1);
+  for (const core::Location& location : profile.locations) unresolved_count += is_wanted(location);
+  profile.functions.reserve(profile.functions.size() + frame_count + unresolved_count);
+  std::vector<bool> mapping_resolved(profile.mappings.size(), false);
+  core::LineList lines;
+  for (Image& image : images) {
     for (size_t slot = 0; slot < image.frames.size(); ++slot) {
-      begin[slot] = static_cast<uint32_t>(resolved_lines.size());
       const FrameSpan& span = image.frames[slot];
       if (span.begin == span.end) continue;
       const std::vector<Frame>& frames = resolution.tasks[span.task].frames;
+      lines.clear();
       for (uint32_t k = span.begin; k < span.end; ++k)
-        resolved_lines.push_back({functions.intern(frames[k]), frames[k].line, 0});
+        lines.push_back({functions.intern(frames[k]), frames[k].line, 0});
+      for (uint32_t i = image.slot_begin[slot]; i < image.slot_begin[slot + 1]; ++i) {
+        core::Location& location = profile.location(image.locations[i]);
+        location.lines = lines;
+        mapping_resolved[location.mapping - 1] = true;
+      }
     }
-    begin.back() = static_cast<uint32_t>(resolved_lines.size());
     image.frames = {};
+    image.locations = {};
+    image.slot_begin = {};
   }
-  // The frames are interned: the resolvers' memory goes before the locations' lines come.
+  // The frames are interned: the resolvers' memory goes before the unresolved names come.
   resolution = {};
   ::malloc_trim(0);
 
-  std::vector<bool> mapping_resolved(profile.mappings.size(), false);
+  // What is still wanted found no function (or no ELF): "[libfoo.so+0x1234]".
   // Per mapping, how an unresolved address's name starts: "[libfoo.so+" ("[vdso+", not
   // "[[vdso]+").
   std::vector<std::string> unresolved_prefix(profile.mappings.size());
   std::string name;
-  for (const auto& p : pending) {
-    core::Location& location = profile.location(p.location);
+  for (core::Location& location : profile.locations) {
+    if (!is_wanted(location)) continue;
     const core::Mapping& mapping = profile.mapping(location.mapping);
-    std::span<const core::Line> lines;
-    if (p.image >= 0) {
-      const auto& image = images[static_cast<size_t>(p.image)];
-      const std::vector<uint32_t>& begin = lines_begin[static_cast<size_t>(p.image)];
-      const uint32_t slot = image.slot_of[p.collected];
-      if (slot + 1 < begin.size())
-        lines = std::span(resolved_lines).subspan(begin[slot], begin[slot + 1] - begin[slot]);
+    std::string& prefix = unresolved_prefix[location.mapping - 1];
+    if (prefix.empty()) {
+      std::string_view file = profile.str(mapping.file);
+      std::string image = file.size() > 2 && file.front() == '[' && file.back() == ']'
+                              ? std::string(file.substr(1, file.size() - 2))
+                              : base_name(file);
+      prefix = "[" + (image.empty() ? std::string("unknown") : image) + "+";
     }
-    if (!lines.empty()) {
-      location.lines.assign(lines.begin(), lines.end());
-      mapping_resolved[location.mapping - 1] = true;
-    } else {
-      std::string& prefix = unresolved_prefix[location.mapping - 1];
-      if (prefix.empty()) {
-        std::string_view file = profile.str(mapping.file);
-        std::string image = file.size() > 2 && file.front() == '[' && file.back() == ']'
-                                ? std::string(file.substr(1, file.size() - 2))
-                                : base_name(file);
-        prefix = "[" + (image.empty() ? std::string("unknown") : image) + "+";
-      }
-      name = prefix;
-      char offset[24];  // "0x" and 16 digits and "]"
-      const auto* end = fmt::format_to(offset, "{:#x}]", location.address - mapping.start + mapping.offset);
-      name.append(offset, static_cast<size_t>(end - offset));
-      location.lines.push_back({functions.intern(name, name, "", 0), 0, 0});
-    }
+    name = prefix;
+    char offset[24];  // "0x" and 16 digits and "]"
+    const auto* end = fmt::format_to(offset, "{:#x}]", location.address - mapping.start + mapping.offset);
+    name.append(offset, static_cast<size_t>(end - offset));
+    location.lines.push_back({functions.intern(name, name, "", 0), 0, 0});
   }
 
   for (size_t m = 0; m < profile.mappings.size(); ++m) {

@@ -94,7 +94,7 @@ TEST(Canonicalize, LocationsThatDifferOnlyInLineOrFoldingStayApart) {
   FunctionId f = p.add_function({.name = p.intern("f")});
   LocationId l1 = p.add_location({.address = 0x10, .lines = {{.function = f, .line = 1}}});
   LocationId l2 = p.add_location({.address = 0x10, .lines = {{.function = f, .line = 2}}});
-  LocationId l3 = p.add_location({.address = 0x10, .lines = {{.function = f, .line = 1}}, .is_folded = true});
+  LocationId l3 = p.add_location({.is_folded = true, .address = 0x10, .lines = {{.function = f, .line = 1}}});
   p.add_sample(Stack{l1}, Values{1});
   p.add_sample(Stack{l2}, Values{2});
   p.add_sample(Stack{l3}, Values{4});
@@ -167,10 +167,10 @@ TEST_F(CanonicalNumbering, FunctionsAreNumberedByFirstUseFromTheLocations) {
   std::vector<std::string> names;
   for (const Function& f : p.functions) names.emplace_back(p.str(f.name));
   EXPECT_EQ(names, (std::vector<std::string>{"c", "a", "e", "b"}));  // d is unused
-  EXPECT_EQ(p.locations[0].lines, (std::vector<Line>{{.function = 1}}));
-  EXPECT_EQ(p.locations[1].lines, (std::vector<Line>{{.function = 2}, {.function = 3}}));
-  EXPECT_EQ(p.locations[2].lines, (std::vector<Line>{{.function = 2}}));
-  EXPECT_EQ(p.locations[3].lines, (std::vector<Line>{{.function = 4}}));
+  EXPECT_EQ(p.locations[0].lines, (LineList{{.function = 1}}));
+  EXPECT_EQ(p.locations[1].lines, (LineList{{.function = 2}, {.function = 3}}));
+  EXPECT_EQ(p.locations[2].lines, (LineList{{.function = 2}}));
+  EXPECT_EQ(p.locations[3].lines, (LineList{{.function = 4}}));
 }
 
 TEST_F(CanonicalNumbering, MainMappingStaysFirstThenUsedOnesInOrderOfUseThenUnusedOnes) {

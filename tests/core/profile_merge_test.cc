@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <random>
 #include <vector>
 
 #include "core/profile.h"
@@ -162,6 +164,31 @@ TEST_F(MergeIdenticalSamples, ManyRepeatsCollapseToOnePerStack) {
     EXPECT_EQ(p.values(k)[1], expected[s]);
   }
   EXPECT_EQ(p.total(0), 20000);
+}
+
+// Stacks of every length from 0 to 6 over few locations, so that many repeat: each merged
+// sample must read back as the first occurrence of its stack with the sum of its values
+// (the merge moves stacks down in place, over the ends of the ones before).
+TEST_F(MergeIdenticalSamples, RandomStacksOfEveryLengthMergeLikeAMap) {
+  std::mt19937 random(12345);
+  std::vector<Stack> order;  // first occurrences
+  std::map<Stack, Values> sums;
+  for (int i = 0; i < 5000; ++i) {
+    Stack stack(random() % 7);
+    for (LocationId& id : stack) id = static_cast<LocationId>(1 + random() % 3);
+    const Values values{static_cast<int64_t>(random() % 5), static_cast<int64_t>(random() % 1000)};
+    p.add_sample(stack, values);
+    auto [it, fresh] = sums.try_emplace(stack, Values{0, 0});
+    if (fresh) order.push_back(stack);
+    it->second[0] += values[0];
+    it->second[1] += values[1];
+  }
+  p.merge_identical_samples();
+  ASSERT_EQ(p.sample_count(), order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    ASSERT_EQ(stack_of(p, i), order[i]) << i;
+    ASSERT_EQ(values_of(p, i), sums[order[i]]) << i;
+  }
 }
 
 TEST_F(MergeIdenticalSamples, EmptyProfileStaysEmpty) {

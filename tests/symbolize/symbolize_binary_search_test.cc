@@ -60,9 +60,9 @@ TEST(SymbolizeMissingBinary, ReportedOnceWithPathsSearchedAndOffsetsAsNames) {
   mapping.limit = 0x7f0000020000;
   mapping.offset = 0x11000;
   core::MappingId second = profile.add_mapping(mapping);
-  profile.add_location({first, 0x7f0000000123, {}, false});
-  profile.add_location({first, 0x7f0000000456, {}, false});
-  profile.add_location({second, 0x7f0000010010, {}, false});
+  profile.add_location({.mapping = first, .address = 0x7f0000000123, .lines = {}});
+  profile.add_location({.mapping = first, .address = 0x7f0000000456, .lines = {}});
+  profile.add_location({.mapping = second, .address = 0x7f0000010010, .lines = {}});
 
   core::Diagnostics diagnostics;
   profile = symbolized(std::move(profile), {dir.path()}, diagnostics);
@@ -180,7 +180,7 @@ TEST(SymbolizeMissingBinary, PseudoMappingsAreNamedNotReported) {
   mapping.limit = 0x7ffd00002000;
   mapping.file = profile.intern("[vdso]");
   core::MappingId id = profile.add_mapping(mapping);
-  profile.add_location({id, 0x7ffd00000a10, {}, false});
+  profile.add_location({.mapping = id, .address = 0x7ffd00000a10, .lines = {}});
   core::Diagnostics diagnostics;
   profile = symbolized(std::move(profile), {}, diagnostics);
   EXPECT_TRUE(diagnostics.empty());
@@ -197,6 +197,30 @@ TEST(SymbolizeBinarySearch, ResolvedLocationsAreKept) {
   profile = symbolized(std::move(profile), {}, diagnostics);
   ASSERT_EQ(profile.locations[0].lines.size(), 1u);
   EXPECT_EQ(function_name(profile, 1), "kept");
+}
+
+// Locations that share a link-time address (twice in one mapping, and in a second mapping
+// of the same file at another load address) all get that address's lines, resolved once.
+TEST(SymbolizeBinarySearch, LocationsSharingAnAddressAllGetItsLines) {
+  std::string split = shared("fixtures/bin/split");
+  const uint64_t a = function_address(split, "func_a"), b = function_address(split, "func_b");
+  core::Profile profile = profile_mapping(split, kLoadBase, {a, b, a});
+  ASSERT_EQ(profile.mappings.size(), 1u);
+  constexpr uint64_t kShift = 0x10000000;
+  core::Mapping again = profile.mappings[0];
+  again.start += kShift;
+  again.limit += kShift;
+  const core::MappingId second = profile.add_mapping(again);
+  profile.add_location({.mapping = second, .address = kShift + kLoadBase + b, .lines = {}});
+  profile.add_location({.mapping = second, .address = kShift + kLoadBase + a, .lines = {}});
+  core::Diagnostics diagnostics;
+  profile = symbolized(std::move(profile), {}, diagnostics);
+  for (core::LocationId id : {1u, 3u, 5u}) EXPECT_EQ(function_name(profile, id), "func_a") << id;
+  for (core::LocationId id : {2u, 4u}) EXPECT_EQ(function_name(profile, id), "func_b") << id;
+  EXPECT_EQ(location_frames(profile, 3), location_frames(profile, 1));
+  EXPECT_EQ(location_frames(profile, 5), location_frames(profile, 1));
+  EXPECT_EQ(location_frames(profile, 4), location_frames(profile, 2));
+  EXPECT_NE(location_frames(profile, 1), location_frames(profile, 2));
 }
 
 // Work split over threads (one libdw handle per ELF per thread) gives the same result as

@@ -39,7 +39,7 @@ BigProfile big_profile() {
   for (size_t i = 0; i < kLocations; ++i) {
     core::StringId name = p.intern("fn_" + std::to_string(i));
     core::FunctionId f = p.add_function({name, name, file, static_cast<int64_t>(i)});
-    p.add_location({binary, 0x400000 + 16 * i, {{f, static_cast<int64_t>(i % 500 + 1), 0}}, false});
+    p.add_location({.mapping = binary, .address = 0x400000 + 16 * i, .lines = {{f, static_cast<int64_t>(i % 500 + 1), 0}}});
   }
   uint64_t state = 7;
   std::vector<core::LocationId> stack(8);
