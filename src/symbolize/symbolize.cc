@@ -3,7 +3,6 @@
 #include <malloc.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <iterator>
 #include <map>
@@ -146,11 +145,12 @@ std::vector<Task> make_tasks(std::vector<Image>& images,
   return tasks;
 }
 
-// Resolves every image's addresses on `threads` threads. Each image's index is built
-// once (images in parallel) and shared. The work then goes out as tasks, the biggest
-// first: a unit is decoded by the one thread that takes its task, with that thread's own
-// resolver. The indexes (the files, their inflated debug sections, libdw's handles) are
-// gone when this returns: the frames need only the resolvers.
+// Resolves every image's addresses on `threads` threads, one image after the other. Each
+// image's index is built once (its sections inflated on all threads) and shared. The work
+// then goes out as tasks, the biggest first: a unit is decoded by the one thread that
+// takes its task, with that thread's own resolver. Each index (the files, their inflated
+// debug sections, libdw's handles) is gone when its image is done: the frames need only
+// the resolvers.
 Resolution resolve_all(std::vector<Image>& images, unsigned threads) {
   Resolution kept;
   // One image per round, its index gone before the next one's is built, so that the
@@ -159,21 +159,15 @@ Resolution resolve_all(std::vector<Image>& images, unsigned threads) {
   // symbol tables (libLLVM's and libclang-cpp's, 7 MB). Each round inflates its sections
   // and resolves its addresses on all threads. The images with DWARF first: their indexes
   // are the biggest, and the frames the rounds leave grow with each round.
-  std::vector<std::vector<size_t>> rounds;
+  std::vector<size_t> order;
   for (bool with_dwarf : {true, false})
     for (size_t i = 0; i < images.size(); ++i)
-      if (images[i].found.debug.empty() != with_dwarf) rounds.push_back({i});
-  for (const std::vector<size_t>& round : rounds) {
-    std::vector<std::unique_ptr<ElfIndex>> indexes(images.size());
-    run_parallel(round.size(), threads, [&](unsigned, size_t k) {
-      indexes[round[k]] = std::make_unique<ElfIndex>(images[round[k]].found, 1, threads);
-    });
+      if (images[i].found.debug.empty() != with_dwarf) order.push_back(i);
+  for (size_t round : order) {
+    std::vector<std::unique_ptr<ElfIndex>> indexes(images.size());  // only `round`'s is made
+    indexes[round] = std::make_unique<ElfIndex>(images[round].found, 1, threads);
     std::vector<Task> tasks = make_tasks(images, indexes, threads);
     const size_t first_task = kept.tasks.size();
-
-    // An image's index goes as soon as its last task is done (the frames do not need it).
-    std::vector<std::atomic<size_t>> tasks_left(images.size());
-    for (const Task& task : tasks) ++tasks_left[task.image];
 
     // Each thread's resolvers, by image. An image with one libdw handle has all its units
     // in one task: whichever thread takes it uses handle 0 (its other tasks use none).
@@ -194,7 +188,6 @@ Resolution resolve_all(std::vector<Image>& images, unsigned threads) {
       const auto task_index = static_cast<uint32_t>(first_task + t);
       for (size_t k = 0; k < task.slots.size(); ++k)
         image.frames[task.slots[k]] = {task_index, k == 0 ? 0 : ends[k - 1], ends[k]};
-      if (--tasks_left[task.image] == 0) indexes[task.image].reset();
     });
     for (auto& resolvers : per_thread)
       for (auto& [image, resolver] : resolvers) kept.resolvers.push_back(std::move(resolver));
