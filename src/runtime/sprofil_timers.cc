@@ -23,6 +23,8 @@ struct Slot {
   std::atomic<int> tid{0};    // 0: free
   std::atomic<int> timer{0};  // kernel timer id + 1; 0: none (zero-initialized: in .bss)
 };
+// Slot::timer while one caller creates the slot's timer: the others leave it alone.
+constexpr int kArming = -1;
 Slot g_slots[kSlots];
 std::atomic<int> g_process_timer{-1};
 
@@ -91,14 +93,16 @@ Slot* claim_slot(int tid) {
   return nullptr;  // full: the thread is counted through process ticks only
 }
 
-// Gives thread `tid` a timer on `clock` (its own CPU clock), replacing a dead one.
-void arm_thread(int tid, clockid_t clock, uint64_t interval_ns) {
-  Slot* s = claim_slot(tid);
-  if (s == nullptr) return;
-  const int old = s->timer.exchange(0) - 1;
-  if (old >= 0) syscall(SYS_timer_delete, old);
+// Gives thread `tid` a timer on `clock` (its own CPU clock) if its slot's timer is still
+// `seen` (0: none; or a dead timer's id + 1, deleted here). The thread arming itself as it
+// starts and another thread arming the threads it lists race for the same slot: only
+// the caller that swaps `seen` for kArming creates a timer. Two timers on one thread's
+// clock would count each of its ticks twice.
+void arm_thread(Slot& s, int tid, clockid_t clock, uint64_t interval_ns, int seen) {
+  if (!s.timer.compare_exchange_strong(seen, kArming, std::memory_order_acq_rel)) return;
+  if (seen > 0) syscall(SYS_timer_delete, seen - 1);
   const int timer = create_timer(clock, tid, interval_ns);
-  if (timer >= 0) s->timer.store(timer + 1, std::memory_order_release);
+  s.timer.store(timer >= 0 ? timer + 1 : 0, std::memory_order_release);
 }
 
 void forget_all() {
@@ -130,7 +134,9 @@ void arm_new_threads(uint64_t interval_ns) {
       const auto* entry = reinterpret_cast<const Entry*>(buffer + at);
       int tid = 0;
       for (const char* c = entry->name; *c >= '0' && *c <= '9'; ++c) tid = tid * 10 + (*c - '0');
-      if (tid > 0 && find_slot(tid) == nullptr) arm_thread(tid, thread_cpu_clock(tid), interval_ns);
+      if (tid > 0 && find_slot(tid) == nullptr) {
+        if (Slot* s = claim_slot(tid)) arm_thread(*s, tid, thread_cpu_clock(tid), interval_ns, 0);
+      }
       at += entry->length;
     }
   }
@@ -164,11 +170,12 @@ bool adopt_current_thread(uint64_t interval_ns) {
   if (g_process_ticks.fetch_add(1, std::memory_order_relaxed) % kTicksPerListing == 0)
     arm_new_threads(interval_ns);
   const int tid = current_tid();
-  if (Slot* s = find_slot(tid)) {
-    const int timer = s->timer.load(std::memory_order_acquire) - 1;
-    if (timer >= 0 && timer_alive(timer)) return false;
-  }
-  arm_thread(tid, CLOCK_THREAD_CPUTIME_ID, interval_ns);
+  Slot* s = claim_slot(tid);
+  if (s == nullptr) return true;  // table full: counted through process ticks only
+  const int seen = s->timer.load(std::memory_order_acquire);
+  if (seen == kArming) return false;  // being armed by a lister: its timer counts
+  if (seen > 0 && timer_alive(seen - 1)) return false;
+  arm_thread(*s, tid, CLOCK_THREAD_CPUTIME_ID, interval_ns, seen);
   return true;
 }
 
@@ -176,7 +183,7 @@ void stop_tick_timers() {
   const int process = g_process_timer.exchange(-1);
   if (process >= 0) syscall(SYS_timer_delete, process);
   for (Slot& s : g_slots) {
-    const int timer = s.timer.exchange(0) - 1;
+    const int timer = s.timer.exchange(0) - 1;  // no kArming: no handler runs now
     if (timer >= 0) syscall(SYS_timer_delete, timer);
     s.tid.store(0);
   }
@@ -187,7 +194,8 @@ int restart_tick_timers_in_child(uint64_t interval_ns) {
   const int process = create_timer(CLOCK_PROCESS_CPUTIME_ID, 0, interval_ns);
   if (process < 0) return -process;
   g_process_timer.store(process);
-  arm_thread(current_tid(), CLOCK_THREAD_CPUTIME_ID, interval_ns);
+  const int tid = current_tid();
+  if (Slot* s = claim_slot(tid)) arm_thread(*s, tid, CLOCK_THREAD_CPUTIME_ID, interval_ns, 0);
   return 0;
 }
 
