@@ -13,6 +13,7 @@
 #include <atomic>
 
 #include "runtime/maps_snapshot.h"
+#include "runtime/own_time.h"
 #include "runtime/profile_file.h"
 #include "runtime/sampler.h"
 #include "runtime/stack_table.h"
@@ -48,6 +49,11 @@ struct Session {
   uint64_t ended_units = 0;
   uint64_t ended_evictions = 0;
   uint64_t ended_dropped = 0;
+  uint64_t ended_sampling_ns = 0;
+  // For the frames of own_time.h: the CPU time before profiling began (a whole-run
+  // profile only), and the service thread's clock when the session began.
+  uint64_t start_up_ns = 0;
+  uint64_t writer_ns_at_start = 0;
 };
 constinit Session session;
 
@@ -56,6 +62,7 @@ constinit sem_t service_ready;
 constinit bool service_started = false;
 constinit bool service_deferred = false;
 constinit std::atomic<int> service_tid{0};
+constinit pthread_t service_thread{};
 
 constinit std::atomic<uint64_t> toggle_requests{0};
 constinit uint64_t toggles_done = 0;
@@ -104,6 +111,7 @@ void add_ended_counters(const ThreadSlot& slot) {
   session.ended_units += slot.units.load(std::memory_order_relaxed);
   session.ended_evictions += slot.evictions.load(std::memory_order_relaxed);
   session.ended_dropped += slot.dropped.load(std::memory_order_relaxed);
+  session.ended_sampling_ns += slot.sampling_ns.load(std::memory_order_relaxed);
 }
 
 struct Totals {
@@ -111,11 +119,12 @@ struct Totals {
   uint64_t units = 0;
   uint64_t evictions = 0;
   uint64_t dropped = 0;
+  uint64_t sampling_ns = 0;
 };
 
 Totals session_totals() {
   Totals totals{session.ended_interrupts, session.ended_units, session.ended_evictions,
-                session.ended_dropped};
+                session.ended_dropped, session.ended_sampling_ns};
   for (size_t i = 0, limit = slot_limit(); i < limit; ++i) {
     const ThreadSlot& slot = slot_at(i);
     if (slot.tid.load(std::memory_order_relaxed) == 0) continue;
@@ -123,19 +132,49 @@ Totals session_totals() {
     totals.units += slot.units.load(std::memory_order_relaxed);
     totals.evictions += slot.evictions.load(std::memory_order_relaxed);
     totals.dropped += slot.dropped.load(std::memory_order_relaxed);
+    totals.sampling_ns += slot.sampling_ns.load(std::memory_order_relaxed);
   }
   return totals;
 }
 
 void reset_counters() {
   session.ended_interrupts = session.ended_units = 0;
-  session.ended_evictions = session.ended_dropped = 0;
+  session.ended_evictions = session.ended_dropped = session.ended_sampling_ns = 0;
   for (size_t i = 0, limit = slot_limit(); i < limit; ++i) {
     ThreadSlot& slot = slot_at(i);
     slot.interrupts.store(0, std::memory_order_relaxed);
     slot.units.store(0, std::memory_order_relaxed);
     slot.evictions.store(0, std::memory_order_relaxed);
     slot.dropped.store(0, std::memory_order_relaxed);
+    slot.sampling_ns.store(0, std::memory_order_relaxed);
+  }
+}
+
+// The service thread's CPU time so far (0 before it exists).
+uint64_t writer_cpu_ns() {
+  clockid_t clock;
+  timespec now{};
+  if (!service_started || pthread_getcpuclockid(service_thread, &clock) != 0 ||
+      clock_gettime(clock, &now) != 0) {
+    return 0;
+  }
+  return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(now.tv_nsec);
+}
+
+// Writer lock held, sampling ended: the frames of own_time.h, each a record of its own.
+void append_own_time(const Totals& totals, uint64_t period_ns) {
+  uint64_t writer_ns = writer_cpu_ns();
+  writer_ns = writer_ns > session.writer_ns_at_start ? writer_ns - session.writer_ns_at_start : 0;
+  const struct {
+    OwnTime kind;
+    uint64_t ns;
+  } parts[] = {{OwnTime::sampling, totals.sampling_ns},
+               {OwnTime::writing, writer_ns},
+               {OwnTime::start_up, session.start_up_ns}};
+  for (const auto& part : parts) {
+    uint64_t periods = (part.ns + period_ns / 2) / period_ns;
+    uintptr_t frame = own_time_frame(part.kind);
+    if (periods > 0) file.append(periods, &frame, 1);
   }
 }
 
@@ -225,6 +264,7 @@ void start_service_thread() {
   pthread_attr_setstacksize(&attributes, 256 * 1024);
   // Through the real pthread_create: the service thread is not a thread to sample.
   service_started = create_unsampled_thread(&thread, &attributes, service_main, nullptr) == 0;
+  if (service_started) service_thread = thread;
   pthread_attr_destroy(&attributes);
   if (!service_started) {
     dprintf(2, "tally: cannot start the profile writer thread\n");
@@ -369,6 +409,8 @@ bool start_profiling(const char* path, const StartOptions& options) {
     }
   }
   session.from_environment = options.from_environment;
+  // A whole-run profile: what the process used before this point is part of the run.
+  session.start_up_ns = options.from_environment ? process_cpu_ns() : 0;
   session.start_time = time(nullptr);
   session.period_us = settings.period_ns / 1000;
   copy_text(session.path, sizeof session.path, path);
@@ -376,6 +418,7 @@ bool start_profiling(const char* path, const StartOptions& options) {
   set_walk_pid(getpid());
   service_deferred = options.defer_writer && !service_started;
   if (!service_deferred) start_service_thread();
+  session.writer_ns_at_start = writer_cpu_ns();
   register_calling_thread();
   adopt_unseen_threads();
 
@@ -402,6 +445,7 @@ void stop_profiling() {
   Lock writer(writer_lock);
   move_samples_to_file(true);
   Totals totals = session_totals();
+  append_own_time(totals, session.period_us * 1000);
   uint64_t records = file.records();
   uint64_t bytes = file.bytes();
   ProfileFile::Completed completed;

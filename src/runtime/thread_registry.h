@@ -36,6 +36,7 @@ struct ThreadSlot {
   // sampling period. Set by arm() before `armed`.
   uint64_t last_ns = 0;
   uint64_t residual_ns = 0;
+  uint64_t interval_ns = 0;  // the perf_event counter's period since the previous sample
   uint64_t random_state = 0;  // where in its period each sample falls
   uint64_t phase_ns = 0;
   EntryRef last_entry;  // the stack of the latest sample: it gets the time left at the end
@@ -45,6 +46,8 @@ struct ThreadSlot {
   std::atomic<uint64_t> units{0};
   std::atomic<uint64_t> evictions{0};
   std::atomic<uint64_t> dropped{0};
+  // CPU time the samples themselves cost this thread (see own_time.h).
+  std::atomic<uint64_t> sampling_ns{0};
 };
 
 inline constexpr size_t kMaxThreads = 4096;

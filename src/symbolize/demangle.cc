@@ -39,6 +39,8 @@ size_t skip_group(std::string_view text, size_t at, char open, char close) {
 }  // namespace
 
 std::string simplify_name(std::string_view name) {
+  // A pseudo-frame such as "[tally: sampling]" or "[unknown]" is not a C++ name.
+  if (name.size() >= 2 && name.front() == '[' && name.back() == ']') return std::string(name);
   if (auto clone = name.find(" [clone "); clone != std::string_view::npos)
     name = name.substr(0, clone);
   std::string out;

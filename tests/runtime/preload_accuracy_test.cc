@@ -55,6 +55,7 @@ struct Measured {
   RunResult run;
   TopTable table;
   std::map<std::string, double> true_pct;  // function -> its measured share of CPU time
+  std::map<std::string, double> true_ms;   // function -> the CPU time it measured
 };
 
 
@@ -73,24 +74,38 @@ Measured profile_split(const std::string& library, const SplitRun& split, const 
   EXPECT_EQ(top.exit_code, 0) << top.err;
   measured.table = parse_top(top.out);
   measured.true_pct = measured_split_shares(measured.run.out);
+  measured.true_ms = measured_split_ms(measured.run.out);
   return measured;
+}
+
+double flat_ms(const TopTable& table, const std::string& function) {
+  auto it = table.flat_ms.find(function);
+  return it == table.flat_ms.end() ? 0.0 : it->second;
+}
+
+// A function's share of the four functions' time. libtally gives the cost of sampling a
+// frame of its own ([tally: sampling]), while the program's clocks around each call
+// include the samples taken in it: the shares among the four are what both measure alike.
+double work_share(const TopTable& table, const std::string& function) {
+  double work = 0;
+  for (const char* f : {"func_a", "func_b", "func_c", "func_d"}) work += flat_ms(table, f);
+  return work > 0 ? 100 * flat_ms(table, function) / work : 0.0;
 }
 
 std::string figures(const Measured& m) {
   char line[256];
-  auto pct = [&](const char* f) {
-    auto it = m.table.flat_pct.find(f);
-    return it == m.table.flat_pct.end() ? 0.0 : it->second;
-  };
+  auto pct = [&](const char* f) { return work_share(m.table, f); };
   auto truth = [&](const char* f) {
     auto it = m.true_pct.find(f);
     return it == m.true_pct.end() ? 0.0 : it->second;
   };
   std::snprintf(line, sizeof line,
-                "profile %.0f ms of %.0f ms CPU (%.1f%%), split %.1f/%.1f/%.1f/%.1f "
-                "(measured %.1f/%.1f/%.1f/%.1f)",
+                "profile %.0f ms of %.0f ms CPU (%.1f%%; sampling %.1f ms, start-up %.1f ms), "
+                "split %.1f/%.1f/%.1f/%.1f (measured %.1f/%.1f/%.1f/%.1f)",
                 m.table.total_ms, m.run.cpu_seconds() * 1000,
-                100 * m.table.total_ms / (m.run.cpu_seconds() * 1000), pct("func_a"),
+                100 * m.table.total_ms / (m.run.cpu_seconds() * 1000),
+                flat_ms(m.table, "[tally: sampling]"),
+                flat_ms(m.table, "[not profiled: process start-up]"), pct("func_a"),
                 pct("func_b"), pct("func_c"), pct("func_d"), truth("func_a"), truth("func_b"),
                 truth("func_c"), truth("func_d"));
   return line;
@@ -108,12 +123,21 @@ TEST_P(SplitAccuracyTest, PprofShowsTheSplitAndTheCpuTime) {
   std::printf("libtally     %5d Hz %d thread(s): %s\n", split.frequency, split.threads,
               figures(tally).c_str());
   for (const char* function : {"func_a", "func_b", "func_c", "func_d"}) {
-    EXPECT_NEAR(tally.table.flat_pct[function], tally.true_pct[function], 2.0)
+    EXPECT_NEAR(work_share(tally.table, function), tally.true_pct[function], 2.0)
         << function << "\n"
         << figures(tally);
   }
   double cpu_ms = tally.run.cpu_seconds() * 1000;
   EXPECT_NEAR(tally.table.total_ms, cpu_ms, 0.05 * cpu_ms) << figures(tally);
+  // The functions' clocks include the samples taken in them: in the profile, that cost is
+  // [tally: sampling]'s. Work and sampling together are what the clocks measured.
+  double work_ms = 0, measured_ms = 0;
+  for (const char* function : {"func_a", "func_b", "func_c", "func_d"}) {
+    work_ms += flat_ms(tally.table, function);
+    measured_ms += tally.true_ms[function];
+  }
+  EXPECT_NEAR(work_ms + flat_ms(tally.table, "[tally: sampling]"), measured_ms, 0.02 * measured_ms)
+      << figures(tally);
 
   std::string gperftools = gperftools_library();
   if (!gperftools.empty()) {

@@ -18,6 +18,12 @@ namespace {
 
 constexpr double kToleranceMs = 30;
 
+// The frames libtally gives the CPU time no sample of the program can show (own_time.h).
+double own_frames_ms(const TopTable& table) {
+  return cum_ms(table, "[tally: sampling]") + cum_ms(table, "[tally: writing the profile]") +
+         cum_ms(table, "[not profiled: process start-up]");
+}
+
 class PreloadTest : public ::testing::Test {
  protected:
   RunResult run_workload(const std::string& mode, Environment environment) {
@@ -116,13 +122,41 @@ TEST_F(PreloadTest, RealtimeSamplesWallClockTime) {
   ASSERT_EQ(wall.exit_code, 0) << wall.describe();
   TopTable cpu_table = top(dir_.file("cpu.prof"));
   TopTable wall_table = top(dir_.file("wall.prof"));
-  // CPU time: the busy part only (sleeping uses none).
+  // CPU time: the busy part only (sleeping uses none), beside libtally's own frames.
   EXPECT_NEAR(cum(cpu_table, "busy_work"), 200, kToleranceMs);
-  EXPECT_LT(cpu_table.total_ms - cum(cpu_table, "busy_work"), 20);
+  EXPECT_LT(cpu_table.total_ms - cum(cpu_table, "busy_work") - own_frames_ms(cpu_table), 20);
   // Wall-clock time: the 0.4 s asleep (in nanosleep, under main) too, and all of the run
   // (busy_work may take longer than its 0.2 s of CPU on a loaded machine).
   EXPECT_GT(wall_table.total_ms - cum(wall_table, "busy_work"), 400 - kToleranceMs);
   EXPECT_NEAR(wall_table.total_ms, wall.wall_seconds * 1000, 0.15 * wall.wall_seconds * 1000);
+}
+
+// CPU time the process used before libtally's constructor armed the timers (here a library
+// constructor that the loader runs first) is part of a whole-run profile, in a frame of its
+// own: the total is what wait4 reports, and no function is credited with time never sampled.
+TEST_F(PreloadTest, StartUpBeforeSamplingIsCountedInAFrameOfItsOwn) {
+  Environment preload_first{{"LD_PRELOAD", runtime_library() + ":" + BURN_AT_LOAD_LIBRARY},
+                            {"CPUPROFILE_FREQUENCY", "1000"}};
+  Environment with_burn = preload_first;
+  with_burn.emplace_back("CPUPROFILE", "start-up.prof");
+  RunResult burnt = run({WORKLOAD_PROGRAM, "sleep"},
+                        {.cwd = dir_.path(), .environment = with_burn, .timeout_seconds = 60});
+  ASSERT_EQ(burnt.exit_code, 0) << burnt.describe();
+  Environment without_burn = preload_first;
+  without_burn.emplace_back("CPUPROFILE", "plain.prof");
+  without_burn.emplace_back("BURN_AT_LOAD_SECONDS", "0");
+  RunResult plain = run({WORKLOAD_PROGRAM, "sleep"},
+                        {.cwd = dir_.path(), .environment = without_burn, .timeout_seconds = 60});
+  ASSERT_EQ(plain.exit_code, 0) << plain.describe();
+
+  TopTable table = top(dir_.file("start-up.prof"));
+  EXPECT_NEAR(cum(table, "[not profiled: process start-up]"), 200, kToleranceMs);
+  EXPECT_EQ(cum(table, "load_work"), 0);  // never sampled: the frame stands for it
+  EXPECT_NEAR(cum(table, "busy_work"), 200, kToleranceMs);
+  const double cpu_ms = burnt.cpu_seconds() * 1000;
+  EXPECT_NEAR(table.total_ms, cpu_ms, 0.05 * cpu_ms);
+  // The control: the same program without the constructor's work starts in a few ms.
+  EXPECT_LT(cum(top(dir_.file("plain.prof")), "[not profiled: process start-up]"), 20);
 }
 
 // Per-thread POSIX CPU timers, the fallback where perf_event_open is refused: they fire

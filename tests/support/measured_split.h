@@ -12,6 +12,11 @@ namespace tally::test {
 
 std::string measured_split_program();
 
+// The CPU time (ms) each function measured, from the program's line
+// "cpu_ns a=N b=N c=N d=N" anywhere in `output`, keyed func_a..func_d; a test failure and
+// an empty map when there is no such line.
+std::map<std::string, double> measured_split_ms(const std::string& output);
+
 // The shares (percent of the four functions' CPU time) from the program's line
 // "cpu_ns a=N b=N c=N d=N" anywhere in `output`, keyed func_a..func_d; a test failure and
 // an empty map when there is no such line.

@@ -27,5 +27,11 @@ TEST(SimplifyName, DropsParametersTemplatesAndReturnTypes) {
   EXPECT_EQ(simplify_name("main"), "main");
 }
 
+TEST(SimplifyName, KeepsPseudoFramesWhole) {
+  EXPECT_EQ(simplify_name("[tally: sampling]"), "[tally: sampling]");
+  EXPECT_EQ(simplify_name("[not profiled: process start-up]"), "[not profiled: process start-up]");
+  EXPECT_EQ(simplify_name("[unknown]"), "[unknown]");
+}
+
 }  // namespace
 }  // namespace tally::symbolize
