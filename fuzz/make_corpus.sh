@@ -124,6 +124,12 @@ for elf in "$shared"/fixtures/bin/split "$shared"/fixtures/bin/libtallywork.so; 
   fi
   rm -f "$seeds/info" "$seeds/abbrev"
 done
+# Real call-frame sections: a fixture's .eh_frame and liblzma's (what a stripped library has).
+mkdir -p "$out/fuzz_call_frames"
+for elf in "$shared"/fixtures/bin/split /lib/x86_64-linux-gnu/liblzma.so.5; do
+  objcopy --dump-section .eh_frame="$out/fuzz_call_frames/$(basename "$elf").eh_frame" \
+    "$elf" /dev/null 2>/dev/null || true
+done
 mkdir -p "$out/fuzz_perf_records"
 # A ring of the records tally record reads (MMAP2 with a build id, COMM exec, FORK, two
 # SAMPLEs with callchains, LOST, EXIT), behind the target's 16-byte layout header (IP, TID,

@@ -94,6 +94,32 @@ std::optional<GElf_Shdr> ElfImage::find_section(const char* wanted, bool with_bi
   return std::nullopt;
 }
 
+std::optional<ElfImage::SectionData> ElfImage::section_data(const char* wanted) const {
+  size_t names_index = 0;
+  if (elf_getshdrstrndx(elf_, &names_index) != 0) return std::nullopt;
+  for (Elf_Scn* scn = elf_nextscn(elf_, nullptr); scn != nullptr; scn = elf_nextscn(elf_, scn)) {
+    GElf_Shdr header;
+    if (gelf_getshdr(scn, &header) == nullptr || header.sh_type == SHT_NOBITS) continue;
+    const char* name = elf_strptr(elf_, names_index, header.sh_name);
+    if (name == nullptr || std::strcmp(name, wanted) != 0) continue;
+    if ((header.sh_flags & SHF_COMPRESSED) != 0 && elf_compress(scn, 0, 0) < 0) return std::nullopt;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (data == nullptr || data->d_buf == nullptr) return std::nullopt;
+    return SectionData{{static_cast<const uint8_t*>(data->d_buf), data->d_size}, header.sh_addr};
+  }
+  return std::nullopt;
+}
+
+unsigned ElfImage::address_size() const {
+  const char* ident = elf_getident(elf_, nullptr);
+  return ident != nullptr && ident[EI_CLASS] == ELFCLASS32 ? 4 : 8;
+}
+
+std::endian ElfImage::byte_order() const {
+  const char* ident = elf_getident(elf_, nullptr);
+  return ident != nullptr && ident[EI_DATA] == ELFDATA2MSB ? std::endian::big : std::endian::little;
+}
+
 bool ElfImage::has_compressed_dwarf() const {
   auto header = section_header(".debug_info");
   return header && (header->sh_flags & SHF_COMPRESSED) != 0;

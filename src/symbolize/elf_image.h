@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <bit>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -54,6 +56,16 @@ class ElfImage {
   bool has_section(const char* name, bool with_bits) const;
   // The header of the first section of that name with bits, or nullopt.
   std::optional<GElf_Shdr> section_header(const char* name) const;
+  // The bytes of the first section of that name with bits (inflated when compressed), and
+  // its link-time address; nullopt when there is none or it cannot be read.
+  struct SectionData {
+    std::span<const uint8_t> bytes;
+    uint64_t address = 0;
+  };
+  std::optional<SectionData> section_data(const char* name) const;
+  // 4 (ELFCLASS32) or 8, and the file's byte order.
+  unsigned address_size() const;
+  std::endian byte_order() const;
   bool is_exec() const;  // ET_EXEC: linked at fixed addresses
   std::vector<LoadSegment> load_segments() const;
 

@@ -1,0 +1,258 @@
+#include "symbolize/call_frame_ranges.h"
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+
+#include "io/byte_cursor.h"
+#include "symbolize/elf_image.h"
+#include "symbolize/leb128.h"
+
+namespace tally::symbolize {
+namespace {
+
+// DW_EH_PE_*: how a pointer is stored (low four bits) and what it is relative to.
+constexpr uint8_t kOmit = 0xff;
+constexpr uint8_t kFormatMask = 0x0f;
+constexpr uint8_t kApplicationMask = 0x70;
+constexpr uint8_t kAbsolute = 0x00;
+constexpr uint8_t kPcRelative = 0x10;
+
+// What an FDE needs from its CIE.
+struct Cie {
+  uint8_t pointer_encoding = kAbsolute;  // 'R' augmentation; absolute address-size words else
+  bool signal_frame = false;             // 'S'
+  unsigned address_size = 8;
+};
+
+class FrameReader {
+ public:
+  explicit FrameReader(const FrameSection& section) : section_(section) {}
+
+  std::vector<CodeRange> read() {
+    std::vector<CodeRange> ranges;
+    io::ByteCursor in(section_.bytes);
+    while (!in.at_end()) {
+      const size_t record = in.position();
+      unsigned offset_size = 4;
+      uint64_t length = in.u32(section_.order, "an entry's length");
+      if (length == 0xffffffff) {
+        length = in.u64(section_.order, "an entry's 64-bit length");
+        offset_size = 8;
+      }
+      if (length == 0) {
+        if (section_.kind == FrameSectionKind::eh_frame) break;  // the terminator
+        continue;
+      }
+      const size_t body = in.position();
+      if (length > in.remaining())
+        core::fail_at_byte(record, "an entry of " + std::to_string(length) + " bytes, but only " +
+                                       std::to_string(in.remaining()) + " remain in the section");
+      io::ByteCursor entry(in.take(static_cast<size_t>(length), "an entry"), body);
+      const uint64_t id = entry.word(offset_size, section_.order, "a CIE id or CIE pointer");
+      if (is_cie_id(id, offset_size)) {
+        cies_.try_emplace(record, parse_cie(entry));
+        continue;
+      }
+      const Cie& cie = cie_at(cie_offset(id, body), record);
+      CodeRange range;
+      range.start = read_pointer(entry, cie.pointer_encoding, cie.address_size, true, "an FDE's start");
+      const uint64_t size = read_pointer(entry, cie.pointer_encoding & kFormatMask,
+                                         cie.address_size, false, "an FDE's length");
+      range.end = range.start + size;
+      range.signal_frame = cie.signal_frame;
+      // Code the linker discarded keeps an FDE at 0 (in .debug_frame); an empty or
+      // wrapping range covers nothing.
+      if (range.start != 0 && range.end > range.start) ranges.push_back(range);
+    }
+    std::stable_sort(ranges.begin(), ranges.end(),
+                     [](const CodeRange& a, const CodeRange& b) { return a.start < b.start; });
+    return ranges;
+  }
+
+ private:
+  bool is_cie_id(uint64_t id, unsigned offset_size) const {
+    if (section_.kind == FrameSectionKind::eh_frame) return id == 0;
+    return id == (offset_size == 4 ? 0xffffffffULL : ~0ULL);
+  }
+
+  // .eh_frame: the CIE pointer counts back from its own position; .debug_frame: an offset.
+  uint64_t cie_offset(uint64_t id, size_t pointer_position) const {
+    if (section_.kind == FrameSectionKind::debug_frame) return id;
+    return id <= pointer_position ? pointer_position - id : UINT64_MAX;
+  }
+
+  const Cie& cie_at(uint64_t offset, size_t fde) {
+    if (auto found = cies_.find(offset); found != cies_.end()) return found->second;
+    if (offset >= section_.bytes.size())
+      core::fail_at_byte(fde, "an FDE whose CIE lies inside the section, not at offset " +
+                                  std::to_string(offset));
+    // A CIE after its FDE, or one the walk has not reached yet.
+    io::ByteCursor in(section_.bytes.subspan(static_cast<size_t>(offset)), offset);
+    unsigned offset_size = 4;
+    uint64_t length = in.u32(section_.order, "a CIE's length");
+    if (length == 0xffffffff) {
+      length = in.u64(section_.order, "a CIE's 64-bit length");
+      offset_size = 8;
+    }
+    const uint64_t body = in.offset();
+    if (length > in.remaining()) core::fail_at_byte(offset, "a CIE that fits in the section");
+    io::ByteCursor entry(in.take(static_cast<size_t>(length), "a CIE"), body);
+    if (!is_cie_id(entry.word(offset_size, section_.order, "a CIE id"), offset_size))
+      core::fail_at_byte(fde, "an FDE whose CIE pointer leads to a CIE, not to another FDE");
+    return cies_.try_emplace(offset, parse_cie(entry)).first->second;
+  }
+
+  // After the id: version, augmentation, alignment factors, return register, and the
+  // augmentation data that says how the FDEs store their addresses.
+  Cie parse_cie(io::ByteCursor& in) const {
+    Cie cie;
+    cie.address_size = section_.address_size;
+    const uint64_t version_at = in.offset();
+    const uint8_t version = static_cast<uint8_t>(in.word(1, section_.order, "a CIE's version"));
+    if (version != 1 && version != 3 && version != 4)
+      core::fail_at_byte(version_at, "CIE version 1, 3 or 4, not " + std::to_string(version));
+    std::string augmentation;
+    for (;;) {
+      const char c = static_cast<char>(in.word(1, section_.order, "a CIE's augmentation string"));
+      if (c == '\0') break;
+      augmentation += c;
+    }
+    // GCC before 3.0 stored a pointer for "eh"; nothing writes it now.
+    if (augmentation.find("eh") != std::string::npos) in.skip(section_.address_size, "the eh data");
+    if (version == 4) {
+      const uint64_t size_at = in.offset();
+      cie.address_size = static_cast<unsigned>(in.word(1, section_.order, "a CIE's address size"));
+      if (cie.address_size != 4 && cie.address_size != 8)
+        core::fail_at_byte(size_at, "an address size of 4 or 8");
+      in.skip(1, "a CIE's segment selector size");
+    }
+    (void)read_uleb128(in);  // code alignment factor
+    (void)read_sleb128(in);  // data alignment factor
+    if (version == 1) {
+      in.skip(1, "a CIE's return address register");
+    } else {
+      (void)read_uleb128(in);
+    }
+    if (augmentation.empty() || augmentation[0] != 'z') return cie;
+    const uint64_t data_length = read_uleb128(in);
+    if (data_length > in.remaining())
+      core::fail_at_byte(in.offset(), "augmentation data that fits in its CIE");
+    io::ByteCursor data(in.take(static_cast<size_t>(data_length), "augmentation data"),
+                        in.offset() - data_length);
+    for (size_t i = 1; i < augmentation.size(); ++i) {
+      switch (augmentation[i]) {
+        case 'R':
+          cie.pointer_encoding = static_cast<uint8_t>(data.word(1, section_.order, "an FDE pointer encoding"));
+          break;
+        case 'L':
+          data.skip(1, "an LSDA encoding");
+          break;
+        case 'P': {
+          const auto encoding = static_cast<uint8_t>(data.word(1, section_.order, "a personality encoding"));
+          (void)read_pointer(data, encoding, cie.address_size, false, "a personality routine");
+          break;
+        }
+        case 'S':
+          cie.signal_frame = true;
+          break;
+        default:
+          // 'B', 'G' and whatever comes: no data of their own here; the length of the
+          // augmentation data already told where the instructions begin.
+          break;
+      }
+    }
+    return cie;
+  }
+
+  // An encoded pointer at the cursor. `apply`: add what it is relative to (only pc-relative
+  // and absolute ones are meaningful for a code address in this section).
+  uint64_t read_pointer(io::ByteCursor& in, uint8_t encoding, unsigned address_size, bool apply,
+                        const char* what) const {
+    if (encoding == kOmit) return 0;
+    const uint64_t field = section_.address + in.offset();
+    const uint64_t at = in.offset();
+    uint64_t value = 0;
+    switch (encoding & kFormatMask) {
+      case 0x00: value = in.word(address_size, section_.order, what); break;
+      case 0x01: value = read_uleb128(in); break;
+      case 0x02: value = in.word(2, section_.order, what); break;
+      case 0x03: value = in.word(4, section_.order, what); break;
+      case 0x04: value = in.word(8, section_.order, what); break;
+      case 0x09: value = static_cast<uint64_t>(read_sleb128(in)); break;
+      case 0x0a: value = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(in.word(2, section_.order, what)))); break;
+      case 0x0b: value = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(in.word(4, section_.order, what)))); break;
+      case 0x0c: value = in.word(8, section_.order, what); break;
+      default:
+        core::fail_at_byte(at, std::string("a known pointer encoding for ") + what + ", not 0x" +
+                                   hex(encoding));
+    }
+    if (apply) {
+      switch (encoding & kApplicationMask) {
+        case kAbsolute: break;
+        case kPcRelative: value += field; break;
+        default:
+          core::fail_at_byte(at, std::string("an absolute or pc-relative ") + what + ", not encoding 0x" +
+                                     hex(encoding));
+      }
+    }
+    if (address_size == 4) value &= 0xffffffffULL;
+    return value;
+  }
+
+  static std::string hex(uint8_t byte) {
+    const char* digits = "0123456789abcdef";
+    return {digits[byte >> 4], digits[byte & 15]};
+  }
+
+  const FrameSection& section_;
+  std::unordered_map<uint64_t, Cie> cies_;  // by the CIE's offset in the section
+};
+
+}  // namespace
+
+core::Expected<std::vector<CodeRange>> read_code_ranges(const FrameSection& section) {
+  if (section.address_size != 4 && section.address_size != 8)
+    return core::Error{"an address size of 4 or 8 bytes", core::ErrorKind::unsupported};
+  try {
+    return FrameReader(section).read();
+  } catch (const core::FormatError& error) {
+    return error.located(section.kind == FrameSectionKind::eh_frame ? ".eh_frame" : ".debug_frame");
+  }
+}
+
+core::Expected<std::vector<CodeRange>> read_code_ranges(const ElfImage& image) {
+  std::vector<CodeRange> all;
+  for (auto [name, kind] : {std::pair{".eh_frame", FrameSectionKind::eh_frame},
+                            std::pair{".debug_frame", FrameSectionKind::debug_frame}}) {
+    auto data = image.section_data(name);
+    if (!data) continue;
+    FrameSection section{data->bytes, data->address, kind, image.address_size(), image.byte_order()};
+    auto ranges = read_code_ranges(section);
+    if (!ranges) return core::Error{image.path() + ": " + ranges.error().message, ranges.error().kind};
+    all.insert(all.end(), ranges->begin(), ranges->end());
+  }
+  std::stable_sort(all.begin(), all.end(),
+                   [](const CodeRange& a, const CodeRange& b) { return a.start < b.start; });
+  // The same function described in both sections: once.
+  all.erase(std::unique(all.begin(), all.end(),
+                        [](const CodeRange& a, const CodeRange& b) {
+                          return a.start == b.start && a.end == b.end;
+                        }),
+            all.end());
+  return all;
+}
+
+const CodeRange* find_code_range(const std::vector<CodeRange>& ranges, uint64_t address) {
+  auto after = std::upper_bound(ranges.begin(), ranges.end(), address,
+                                [](uint64_t a, const CodeRange& r) { return a < r.start; });
+  // Overlapping ranges (nested or duplicated FDEs): the nearest start that still holds it.
+  for (auto it = after; it != ranges.begin();) {
+    --it;
+    if (address < it->end) return &*it;
+    if (after - it > 8) break;  // a malformed table need not be searched to its start
+  }
+  return nullptr;
+}
+
+}  // namespace tally::symbolize
