@@ -7,16 +7,14 @@
 #include <bit>
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "symbolize/demangle.h"
-#include "symbolize/inflated_elf.h"
+#include "symbolize/range_lookup.h"
 
 namespace tally::symbolize {
 
 namespace {
-
-// How far back the range lookups look past the nearest lower start: ranges nest or
-// overlap only a little (a function split in hot and cold parts, a CU with gaps).
-constexpr size_t kOverlapScan = 16;
 
 // Where compilers put function definitions: at the top of the CU or in a namespace.
 // Classes hold only declarations (a member's definition is a top-level DIE with
@@ -35,9 +33,13 @@ const char* string_attribute(Dwarf_Die* die, unsigned name) {
   return dwarf_formstring(dwarf_attr_integrate(die, name, &attribute));
 }
 
-bool has_linkage_name(Dwarf_Die* die) {
-  return string_attribute(die, DW_AT_linkage_name) != nullptr ||
-         string_attribute(die, DW_AT_MIPS_linkage_name) != nullptr;
+// A C++ (or Rust) mangled linkage name: the DWARF names the function fully. A C function
+// renamed for the linker (glibc's "__GI___libc_free" for __libc_free, a hidden alias) is
+// not: the symbol table's public name is the one a person knows ("free").
+bool has_mangled_name(Dwarf_Die* die) {
+  const char* name = string_attribute(die, DW_AT_linkage_name);
+  if (name == nullptr) name = string_attribute(die, DW_AT_MIPS_linkage_name);
+  return name != nullptr && name[0] == '_' && (name[1] == 'Z' || name[1] == 'R');
 }
 
 // The attributes FunctionInfo is made of.
@@ -63,278 +65,8 @@ Dwarf_Die naming_die(Dwarf_Die* die) {
   return current;
 }
 
-template <class Range>
-const Range* find_range(const std::vector<Range>& ranges, uint64_t address) {
-  auto after = std::upper_bound(ranges.begin(), ranges.end(), address,
-                                [](uint64_t a, const Range& r) { return a < r.low; });
-  for (size_t scanned = 0; after != ranges.begin() && scanned < kOverlapScan; ++scanned) {
-    --after;
-    if (address < after->high) return &*after;
-  }
-  return nullptr;
-}
 
 }  // namespace
-
-// ---------------------------------------------------------------------------------------
-// ElfIndex
-
-ElfIndex::ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_threads) {
-  auto map = [](const std::string& path) -> std::optional<io::Input> {
-    auto file = io::Input::open(path);
-    if (!file) return std::nullopt;
-    return std::move(*file);
-  };
-  if (!found.debug.empty()) {
-    debug_ = ElfImage::open(found.debug);
-    if (debug_ && debug_->has_compressed_dwarf()) {
-      // Inflated here, in parallel; else libdw inflates every compressed section itself,
-      // which is best read into memory rather than keep the compressed pages mapped too.
-      if (auto inflated = open_inflated(found.debug, inflate_threads)) {
-        debug_ = std::move(inflated);
-      } else {
-        debug_ = ElfImage::open(found.debug, ElfImage::Access::read);
-        if (debug_) debug_file_ = map(found.debug);
-      }
-    } else if (debug_) {
-      debug_file_ = map(found.debug);
-    }
-  }
-  if (!found.binary.empty() && found.binary != found.debug) {
-    binary_ = ElfImage::open(found.binary);
-    if (binary_) binary_file_ = map(found.binary);
-  }
-  const io::Input* debug_file = debug_file_ ? &*debug_file_ : nullptr;
-  const io::Input* binary_file = binary_file_ ? &*binary_file_ : nullptr;
-  if (debug_) {
-    // The first handle inflates compressed sections in the shared Elf; the others, made
-    // one after the other here, find them inflated.
-    if (Dwarf* first = dwarf_begin_elf(debug_->elf(), DWARF_C_READ, nullptr)) {
-      dwarf_handles_.push_back(first);
-      index_units(first);
-      if (unit_offsets_.empty()) {
-        dwarf_end(first);
-        dwarf_handles_.clear();
-      }
-      // A dwz file (.gnu_debugaltlink) is opened by each handle when first needed, which
-      // reads the shared Elf: done here, one handle after the other, not in the workers.
-      for (Dwarf* handle : dwarf_handles_) (void)dwarf_getalt(handle);
-      add_dwarf_handles(workers);
-      if (!dwarf_handles_.empty()) find_sections();
-    }
-    read_symbols(*debug_, debug_file, SHT_SYMTAB, symbols_);
-    read_symbols(*debug_, debug_file, SHT_DYNSYM, symbols_);
-  }
-  if (binary_) {
-    read_symbols(*binary_, binary_file, SHT_SYMTAB, symbols_);
-    read_symbols(*binary_, binary_file, SHT_DYNSYM, symbols_);
-  }
-  one_per_address(symbols_);
-  // The mapped file's own table, as addr2line reads it: .symtab, else .dynsym. Without a
-  // separate debug file and without .symtab that is what symbols_ holds already.
-  if (debug_ && binary_) {
-    read_symbols(*binary_, binary_file, SHT_SYMTAB, own_symbols_);
-    if (own_symbols_.empty()) read_symbols(*binary_, binary_file, SHT_DYNSYM, own_symbols_);
-    one_per_address(own_symbols_);
-  } else if (const ElfImage* own = debug_ ? debug_.get() : binary_.get(); own && own->has_symtab()) {
-    read_symbols(*own, debug_ ? debug_file : binary_file, SHT_SYMTAB, own_symbols_);
-    one_per_address(own_symbols_);
-  } else {
-    own_is_all_ = true;
-  }
-}
-
-void ElfIndex::add_dwarf_handles(unsigned total) {
-  while (!dwarf_handles_.empty() && dwarf_handles_.size() < total) {
-    Dwarf* handle = dwarf_begin_elf(debug_->elf(), DWARF_C_READ, nullptr);
-    if (handle == nullptr) break;
-    dwarf_handles_.push_back(handle);
-    (void)dwarf_getalt(handle);
-  }
-}
-
-void ElfIndex::release_file_pages() const {
-  for (const auto* file : {&debug_file_, &binary_file_})
-    if (*file) (*file)->release(0, (*file)->bytes().size());
-}
-
-// Aliases at one address (libc's local "__clone3" and "clone3"): the public spelling, with
-// the fewest leading underscores, as addr2line and pprof show it; one symbol per address.
-void ElfIndex::one_per_address(std::vector<Symbol>& symbols) const {
-  auto underscores = [this](const Symbol& symbol) {
-    const char* name = this->name(symbol);
-    size_t n = 0;
-    while (name[n] == '_') ++n;
-    return n;
-  };
-  std::stable_sort(symbols.begin(), symbols.end(), [&](const Symbol& a, const Symbol& b) {
-    if (a.address != b.address) return a.address < b.address;
-    if (a.rank != b.rank) return a.rank > b.rank;
-    return underscores(a) < underscores(b);
-  });
-  symbols.erase(std::unique(symbols.begin(), symbols.end(),
-                            [](const Symbol& a, const Symbol& b) { return a.address == b.address; }),
-                symbols.end());
-  symbols.shrink_to_fit();
-}
-
-ElfIndex::~ElfIndex() {
-  for (Dwarf* handle : dwarf_handles_) dwarf_end(handle);
-}
-
-void ElfIndex::index_units(Dwarf* dwarf) {
-  Dwarf_CU* cu = nullptr;
-  Dwarf_CU* next = nullptr;
-  Dwarf_Half version = 0;
-  uint8_t unit_type = 0;
-  Dwarf_Die cu_die;
-  while (dwarf_get_units(dwarf, cu, &next, &version, &unit_type, &cu_die, nullptr) == 0) {
-    cu = next;
-    if (unit_type != DW_UT_compile && unit_type != DW_UT_partial) continue;
-    size_t index = unit_offsets_.size();
-    unit_offsets_.push_back(dwarf_dieoffset(&cu_die));
-    Dwarf_Addr base = 0, low = 0, high = 0;
-    for (ptrdiff_t offset = 0; (offset = dwarf_ranges(&cu_die, offset, &base, &low, &high)) > 0;) {
-      if (high > low) unit_ranges_.push_back({low, high, index});
-    }
-  }
-  std::sort(unit_ranges_.begin(), unit_ranges_.end(),
-            [](const UnitRange& a, const UnitRange& b) { return a.low < b.low; });
-}
-
-size_t ElfIndex::unit_of(uint64_t address) const {
-  const UnitRange* range = find_range(unit_ranges_, address);
-  return range != nullptr ? range->unit : kNoUnit;
-}
-
-namespace {
-
-// Which symbols name code, and how strongly (global beats weak beats local at one address).
-bool is_function_symbol(unsigned char info, uint16_t section, uint64_t value) {
-  int type = GELF_ST_TYPE(info);
-  return (type == STT_FUNC || type == STT_GNU_IFUNC) && section != SHN_UNDEF && value != 0;
-}
-
-int16_t symbol_rank(unsigned char info) {
-  int binding = GELF_ST_BIND(info);
-  return binding == STB_GLOBAL ? 2 : binding == STB_WEAK ? 1 : 0;
-}
-
-}  // namespace
-
-uint16_t ElfIndex::add_string_table(const char* base) {
-  string_tables_.push_back(base);
-  return static_cast<uint16_t>(string_tables_.size() - 1);
-}
-
-void ElfIndex::read_symbols(const ElfImage& image, const io::Input* file, uint32_t table,
-                            std::vector<Symbol>& out) {
-  Elf* elf = image.elf();
-  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
-    GElf_Shdr header;
-    if (gelf_getshdr(scn, &header) == nullptr || header.sh_type != table) continue;
-    if (header.sh_entsize == 0 || string_tables_.size() >= UINT16_MAX) continue;
-    GElf_Shdr names;
-    Elf_Scn* names_scn = elf_getscn(elf, header.sh_link);
-    if (names_scn == nullptr || gelf_getshdr(names_scn, &names) == nullptr) continue;
-    if (file != nullptr && read_mapped_symbols(image, *file, header, names, out)) continue;
-    // Through libelf: any byte order and class.
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    const char* base = elf_strptr(elf, header.sh_link, 0);
-    if (data == nullptr || base == nullptr) continue;
-    const uint16_t strings = add_string_table(base);
-    size_t count = header.sh_size / header.sh_entsize;
-    for (size_t i = 0; i < count; ++i) {
-      GElf_Sym sym;
-      if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr ||
-          !is_function_symbol(sym.st_info, sym.st_shndx, sym.st_value) ||
-          sym.st_name > UINT32_MAX)
-        continue;
-      const char* name = elf_strptr(elf, header.sh_link, sym.st_name);
-      if (name == nullptr || *name == '\0') continue;
-      out.push_back({sym.st_value, sym.st_size, static_cast<uint32_t>(sym.st_name), strings,
-                     symbol_rank(sym.st_info)});
-    }
-  }
-}
-
-// The same straight from the file's bytes, for the common case (a 64-bit little-endian
-// file on a little-endian host), without touching the names: a big library's string
-// table is megabytes, of which a profile needs a few names. False when the case is not
-// the common one.
-bool ElfIndex::read_mapped_symbols(const ElfImage& image, const io::Input& file,
-                                   const GElf_Shdr& header, const GElf_Shdr& names,
-                                   std::vector<Symbol>& out) {
-  const char* ident = elf_getident(image.elf(), nullptr);
-  const std::span<const uint8_t> bytes = file.bytes();
-  auto inside = [&](const GElf_Shdr& section) {
-    return section.sh_type != SHT_NOBITS && section.sh_offset <= bytes.size() &&
-           section.sh_size <= bytes.size() - section.sh_offset;
-  };
-  if (std::endian::native != std::endian::little || ident == nullptr ||
-      ident[EI_CLASS] != ELFCLASS64 || ident[EI_DATA] != ELFDATA2LSB ||
-      header.sh_entsize != sizeof(Elf64_Sym) || !inside(header) || !inside(names) ||
-      names.sh_type != SHT_STRTAB || names.sh_size == 0 || names.sh_size > UINT32_MAX ||
-      // Every name then ends inside the table.
-      bytes[names.sh_offset + names.sh_size - 1] != 0)
-    return false;
-  const uint16_t strings =
-      add_string_table(reinterpret_cast<const char*>(bytes.data() + names.sh_offset));
-  const uint8_t* symbols = bytes.data() + header.sh_offset;
-  const size_t count = header.sh_size / sizeof(Elf64_Sym);
-  out.reserve(out.size() + count);
-  for (size_t i = 0; i < count; ++i) {
-    Elf64_Sym sym;
-    std::memcpy(&sym, symbols + i * sizeof sym, sizeof sym);
-    // Name 0 is the empty string: a nameless symbol names nothing.
-    if (!is_function_symbol(sym.st_info, sym.st_shndx, sym.st_value) || sym.st_name == 0 ||
-        sym.st_name >= names.sh_size)
-      continue;
-    out.push_back({sym.st_value, sym.st_size, sym.st_name, strings, symbol_rank(sym.st_info)});
-  }
-  file.release(header.sh_offset, header.sh_size);  // copied out
-  return true;
-}
-
-// The sections LineProgram and DieWalker read, as libdw left them (it inflates compressed
-// ones in place when it opens the file). A little-endian file only; else libdw does it all.
-void ElfIndex::find_sections() {
-  Elf* elf = debug_->elf();
-  const char* ident = elf_getident(elf, nullptr);
-  size_t names = 0;
-  if (ident == nullptr || ident[EI_DATA] != ELFDATA2LSB || elf_getshdrstrndx(elf, &names) != 0)
-    return;
-  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
-    GElf_Shdr header;
-    if (gelf_getshdr(scn, &header) == nullptr || header.sh_type == SHT_NOBITS ||
-        (header.sh_flags & SHF_COMPRESSED) != 0)
-      continue;
-    const char* name = elf_strptr(elf, names, header.sh_name);
-    if (name == nullptr) continue;
-    std::span<const uint8_t>* wanted = nullptr;
-    if (std::strcmp(name, ".debug_line") == 0) wanted = &line_sections_.line;
-    else if (std::strcmp(name, ".debug_info") == 0) wanted = &die_sections_.info;
-    else if (std::strcmp(name, ".debug_abbrev") == 0) wanted = &die_sections_.abbrev;
-    else if (std::strcmp(name, ".debug_line_str") == 0) wanted = &line_sections_.line_str;
-    else if (std::strcmp(name, ".debug_str") == 0) wanted = &line_sections_.str;
-    if (wanted == nullptr) continue;
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    if (data != nullptr && data->d_buf != nullptr)
-      *wanted = {static_cast<const uint8_t*>(data->d_buf), data->d_size};
-  }
-}
-
-const ElfIndex::Symbol* ElfIndex::find_symbol(const std::vector<Symbol>& symbols,
-                                               uint64_t address) {
-  auto after = std::upper_bound(symbols.begin(), symbols.end(), address,
-                                [](uint64_t a, const Symbol& s) { return a < s.address; });
-  if (after == symbols.begin()) return nullptr;
-  const Symbol& symbol = *(after - 1);
-  // A symbol of unknown size covers everything up to the next one.
-  if (symbol.size != 0 && address >= symbol.address + symbol.size) return nullptr;
-  return &symbol;
-}
-
 // ---------------------------------------------------------------------------------------
 // AddressResolver
 
@@ -525,7 +257,7 @@ AddressResolver::ScopeTree& AddressResolver::scope_tree(const FunctionRange& fun
     ScopeNode root;
     root.die = die;
     tree.nodes.push_back(root);
-    tree.has_linkage_name = has_linkage_name(&die);
+    tree.has_mangled_name = has_mangled_name(&die);
   }
   return tree;
 }
@@ -567,13 +299,28 @@ const FunctionInfo* AddressResolver::function_for_symbol(const Symbol& symbol,
   if (added) {
     // A versioned definition in .symtab reads "__libc_start_main@@GLIBC_2.34": the version
     // is not part of the name (addr2line and pprof show "__libc_start_main").
+    // "free@plt" (a PLT entry, plt_entries.h) keeps its suffix.
     const std::string_view name(symbol_name);
-    const size_t at = name.find('@');
+    const size_t at = name.ends_with("@plt") ? std::string_view::npos : name.find('@');
     function.system_name = std::string(at == std::string_view::npos || at == 0 ? name : name.substr(0, at));
     function.name = demangle(function.system_name);
     function.start_line = die_start_line;
   }
   return &function;
+}
+
+const FunctionInfo* AddressResolver::function_outside_dwarf(uint64_t address) {
+  ElfIndex::SymbolMatch match = index_.match(address);
+  if (match.symbol != nullptr) return function_for_symbol(*match.symbol);
+  if (match.code_start == 0) return nullptr;
+  // Known by its call-frame information only: named after its start, qualified by its file
+  // (two libraries' "sub_1020" are two functions).
+  auto [it, added] = functions_by_start_.try_emplace(match.code_start);
+  if (added) {
+    it->second.name = fmt::format("{}!sub_{:x}", index_.image_name(), match.code_start);
+    it->second.system_name = it->second.name;
+  }
+  return &it->second;
 }
 
 const char* AddressResolver::call_file(CompileUnit& unit, Dwarf_Die* inlined) {
@@ -627,8 +374,8 @@ void AddressResolver::resolve(size_t unit_index, std::span<const uint64_t> addre
 }
 
 void AddressResolver::resolve_by_symbol(uint64_t address, std::vector<Frame>& frames) {
-  if (const Symbol* symbol = index_.symbol_for(address))
-    frames.push_back({function_for_symbol(*symbol), "", 0});
+  if (const FunctionInfo* function = function_outside_dwarf(address))
+    frames.push_back({function, "", 0});
 }
 
 void AddressResolver::resolve_in_unit(CompileUnit& unit, uint64_t address, const char* file,
@@ -674,19 +421,20 @@ void AddressResolver::resolve_in_unit(CompileUnit& unit, uint64_t address, const
         line = scope.call_line;
       }
     }
-    // A DWARF name without linkage name ("run_rounds" of a static C++ function, "main"
-    // over main's .cold part) gives way to the symbol table's name, as addr2line and
-    // llvm-symbolizer do: it is the mangled name or the piece's own name. Only the mapped
-    // file's own table counts, as in addr2line: a separate debug file's local symbols
-    // ("unlink_chunk.constprop.0" in libc's) do not rename the DWARF function.
-    if (!tree.has_linkage_name) {
+    // A DWARF name without a mangled linkage name ("run_rounds" of a static C++ function,
+    // "main" over main's .cold part, glibc's "__GI___libc_free") gives way to the symbol
+    // table's name, as addr2line and llvm-symbolizer do: it is the mangled name, the
+    // piece's own name, or the public alias. Only the mapped file's own table counts, as
+    // in addr2line: a separate debug file's local symbols ("unlink_chunk.constprop.0" in
+    // libc's) do not rename the DWARF function.
+    if (!tree.has_mangled_name) {
       if (const Symbol* symbol = index_.own_symbol_for(address))
         frames.back().function = function_for_symbol(*symbol, frames.back().function->start_line);
     }
     return;
   }
-  if (const Symbol* symbol = index_.symbol_for(address))
-    frames.push_back({function_for_symbol(*symbol), file, line});
+  if (const FunctionInfo* function = function_outside_dwarf(address))
+    frames.push_back({function, file, line});
 }
 
 }  // namespace tally::symbolize

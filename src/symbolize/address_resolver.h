@@ -25,8 +25,7 @@
 
 #include "io/input.h"
 #include "symbolize/die_walker.h"
-#include "symbolize/elf_image.h"
-#include "symbolize/find_binary.h"
+#include "symbolize/elf_index.h"
 #include "symbolize/line_program.h"
 
 namespace tally::symbolize {
@@ -49,91 +48,6 @@ struct Frame {
   const FunctionInfo* function = nullptr;
   const char* file = "";  // "" when unknown
   int64_t line = 0;       // 0 when unknown
-};
-
-// What every thread needs about one ELF, built once and read-only afterwards (safe to
-// share between threads).
-class ElfIndex {
- public:
-  static constexpr size_t kNoUnit = std::numeric_limits<size_t>::max();
-
-  // 24 bytes: big libraries have 100k symbols. The name is an offset into one of the
-  // index's string tables, which stay in the file's mapping until the name is read.
-  struct Symbol {
-    uint64_t address = 0;
-    uint64_t size = 0;
-    uint32_t name = 0;   // offset in string table `table`
-    uint16_t table = 0;  // index in string_tables_
-    int16_t rank = 0;    // global beats weak beats local at one address
-  };
-
-  // `workers`: how many threads will resolve in this file (each gets its own handle);
-  // `inflate_threads`: how many compressed debug sections may be inflated at once.
-  ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_threads = 1);
-  ~ElfIndex();
-  ElfIndex(const ElfIndex&) = delete;
-  ElfIndex& operator=(const ElfIndex&) = delete;
-
-  // Worker `worker`'s libdw handle on the shared file (nullptr: no DWARF). Only that worker
-  // may use it.
-  Dwarf* dwarf(unsigned worker) const {
-    return worker < dwarf_handles_.size() ? dwarf_handles_[worker] : nullptr;
-  }
-  size_t dwarf_handles() const { return dwarf_handles_.size(); }
-  // Makes handles for `total` workers (when the file has DWARF). Not while resolvers run.
-  void add_dwarf_handles(unsigned total);
-  // The sections tally's own readers take, as libdw left them (inflated); empty when they
-  // are not to be used.
-  const LineSections& line_sections() const { return line_sections_; }
-  const DieSections& die_sections() const { return die_sections_; }
-  size_t unit_count() const { return unit_offsets_.size(); }
-  // The compile unit whose code holds `address`, or kNoUnit.
-  size_t unit_of(uint64_t address) const;
-  // The offset of the unit's DIE in .debug_info (the same in every Dwarf handle).
-  Dwarf_Off unit_offset(size_t unit) const { return unit_offsets_[unit]; }
-  // The symbol holding `address`, from every symbol table of the file and its debug file.
-  const Symbol* symbol_for(uint64_t address) const { return find_symbol(symbols_, address); }
-  // The same from the mapped file's own table alone (.symtab, else .dynsym).
-  const Symbol* own_symbol_for(uint64_t address) const {
-    return find_symbol(own_is_all_ ? symbols_ : own_symbols_, address);
-  }
-  const char* name(const Symbol& symbol) const { return string_tables_[symbol.table] + symbol.name; }
-  // Done with the symbol tables and the files' pages for now (resolution is over): they
-  // leave the resident set, and come back from the files if read again.
-  void release_file_pages() const;
-
- private:
-  struct UnitRange {
-    uint64_t low = 0;
-    uint64_t high = 0;  // one past the end
-    size_t unit = 0;
-  };
-  void index_units(Dwarf* dwarf);
-  // Appends the functions of `image`'s tables of type `table` (SHT_SYMTAB or SHT_DYNSYM),
-  // read from `file` (the same file, mapped) when it can be, else through libelf.
-  void read_symbols(const ElfImage& image, const io::Input* file, uint32_t table,
-                    std::vector<Symbol>& out);
-  bool read_mapped_symbols(const ElfImage& image, const io::Input& file, const GElf_Shdr& header,
-                           const GElf_Shdr& names, std::vector<Symbol>& out);
-  uint16_t add_string_table(const char* base);
-  void one_per_address(std::vector<Symbol>& symbols) const;
-  static const Symbol* find_symbol(const std::vector<Symbol>& symbols, uint64_t address);
-  void find_sections();
-
-  std::unique_ptr<ElfImage> debug_;
-  std::unique_ptr<ElfImage> binary_;
-  // The same files mapped for their symbol tables, whose pages are given back once read.
-  std::optional<io::Input> debug_file_;
-  std::optional<io::Input> binary_file_;
-  std::vector<const char*> string_tables_;  // where Symbol::name offsets start
-  std::vector<Dwarf*> dwarf_handles_;  // one per worker, all on debug_
-  LineSections line_sections_;
-  DieSections die_sections_;
-  std::vector<Dwarf_Off> unit_offsets_;
-  std::vector<UnitRange> unit_ranges_;  // by low address
-  std::vector<Symbol> symbols_;         // by address, one per address
-  std::vector<Symbol> own_symbols_;     // the same from the mapped file's own table
-  bool own_is_all_ = false;             // ... which is symbols_ itself
 };
 
 // One thread's resolver for one ELF.
@@ -195,7 +109,7 @@ class AddressResolver {
   struct ScopeTree {
     std::vector<ScopeNode> nodes;
     std::vector<ChildRange> children;
-    bool has_linkage_name = false;  // the function's own DIE (else the symbol names it)
+    bool has_mangled_name = false;  // the function's own DIE names it (else the symbol does)
   };
 
   CompileUnit* open_unit(size_t index);
@@ -218,6 +132,8 @@ class AddressResolver {
   const FunctionInfo* function_for_die(Dwarf_Die* die);
   // The same for a symbol; `die_start_line` (0: none) when a DWARF function gave way to it.
   const FunctionInfo* function_for_symbol(const Symbol& symbol, int64_t die_start_line = 0);
+  // What names an address no DWARF function holds (ElfIndex::match), memoized.
+  const FunctionInfo* function_outside_dwarf(uint64_t address);
   const char* call_file(CompileUnit& unit, Dwarf_Die* inlined);
   // A file name libdw made, copied: frames outlive the index and its libdw handles.
   const char* own_copy(const char* libdw_name);
@@ -242,6 +158,7 @@ class AddressResolver {
   std::unordered_map<Dwarf_Off, const FunctionInfo*> functions_by_die_;
   std::unordered_map<NameKey, FunctionInfo, NameKeyHash> functions_by_name_;
   std::map<std::pair<const char*, int64_t>, FunctionInfo> functions_by_symbol_;
+  std::unordered_map<uint64_t, FunctionInfo> functions_by_start_;  // known by their FDE only
   std::unordered_set<std::string> copied_names_;  // own_copy's
 };
 

@@ -32,42 +32,59 @@ class FrameReader {
   std::vector<CodeRange> read() {
     std::vector<CodeRange> ranges;
     io::ByteCursor in(section_.bytes);
-    while (!in.at_end()) {
-      const size_t record = in.position();
-      unsigned offset_size = 4;
-      uint64_t length = in.u32(section_.order, "an entry's length");
-      if (length == 0xffffffff) {
-        length = in.u64(section_.order, "an entry's 64-bit length");
-        offset_size = 8;
-      }
-      if (length == 0) {
-        if (section_.kind == FrameSectionKind::eh_frame) break;  // the terminator
-        continue;
-      }
-      const size_t body = in.position();
-      if (length > in.remaining())
-        core::fail_at_byte(record, "an entry of " + std::to_string(length) + " bytes, but only " +
-                                       std::to_string(in.remaining()) + " remain in the section");
-      io::ByteCursor entry(in.take(static_cast<size_t>(length), "an entry"), body);
-      const uint64_t id = entry.word(offset_size, section_.order, "a CIE id or CIE pointer");
-      if (is_cie_id(id, offset_size)) {
-        cies_.try_emplace(record, parse_cie(entry));
-        continue;
-      }
-      const Cie& cie = cie_at(cie_offset(id, body), record);
-      CodeRange range;
-      range.start = read_pointer(entry, cie.pointer_encoding, cie.address_size, true, "an FDE's start");
-      const uint64_t size = read_pointer(entry, cie.pointer_encoding & kFormatMask,
-                                         cie.address_size, false, "an FDE's length");
-      range.end = range.start + size;
-      range.signal_frame = cie.signal_frame;
-      // Code the linker discarded keeps an FDE at 0 (in .debug_frame); an empty or
-      // wrapping range covers nothing.
-      if (range.start != 0 && range.end > range.start) ranges.push_back(range);
+    std::optional<CodeRange> range;
+    while (!in.at_end() && next_entry(in, range)) {
+      if (range) ranges.push_back(*range);
     }
     std::stable_sort(ranges.begin(), ranges.end(),
                      [](const CodeRange& a, const CodeRange& b) { return a.start < b.start; });
     return ranges;
+  }
+
+  // The range of the FDE at `offset`; nullopt when the entry there is a CIE, the
+  // terminator or an FDE of no code.
+  std::optional<CodeRange> fde_at(size_t offset) {
+    if (offset >= section_.bytes.size()) return std::nullopt;
+    io::ByteCursor in(section_.bytes.subspan(offset), offset);
+    std::optional<CodeRange> range;
+    next_entry(in, range);
+    return range;
+  }
+
+ private:
+  // Reads the entry at the cursor and moves past it; `range` is the FDE's, if it is one
+  // with code. False at the terminator of .eh_frame.
+  bool next_entry(io::ByteCursor& in, std::optional<CodeRange>& range) {
+    range.reset();
+    const uint64_t record = in.offset();
+    unsigned offset_size = 4;
+    uint64_t length = in.u32(section_.order, "an entry's length");
+    if (length == 0xffffffff) {
+      length = in.u64(section_.order, "an entry's 64-bit length");
+      offset_size = 8;
+    }
+    if (length == 0) return section_.kind != FrameSectionKind::eh_frame;  // the terminator
+    const uint64_t body = in.offset();
+    if (length > in.remaining())
+      core::fail_at_byte(record, "an entry of " + std::to_string(length) + " bytes, but only " +
+                                     std::to_string(in.remaining()) + " remain in the section");
+    io::ByteCursor entry(in.take(static_cast<size_t>(length), "an entry"), body);
+    const uint64_t id = entry.word(offset_size, section_.order, "a CIE id or CIE pointer");
+    if (is_cie_id(id, offset_size)) {
+      cies_.try_emplace(record, parse_cie(entry));
+      return true;
+    }
+    const Cie& cie = cie_at(cie_offset(id, body), record);
+    CodeRange fde;
+    fde.start = read_pointer(entry, cie.pointer_encoding, cie.address_size, true, "an FDE's start");
+    const uint64_t size = read_pointer(entry, cie.pointer_encoding & kFormatMask,
+                                       cie.address_size, false, "an FDE's length");
+    fde.end = fde.start + size;
+    fde.signal_frame = cie.signal_frame;
+    // Code the linker discarded keeps an FDE at 0 (in .debug_frame); an empty or
+    // wrapping range covers nothing.
+    if (fde.start != 0 && fde.end > fde.start) range = fde;
+    return true;
   }
 
  private:
@@ -77,12 +94,12 @@ class FrameReader {
   }
 
   // .eh_frame: the CIE pointer counts back from its own position; .debug_frame: an offset.
-  uint64_t cie_offset(uint64_t id, size_t pointer_position) const {
+  uint64_t cie_offset(uint64_t id, uint64_t pointer_position) const {
     if (section_.kind == FrameSectionKind::debug_frame) return id;
     return id <= pointer_position ? pointer_position - id : UINT64_MAX;
   }
 
-  const Cie& cie_at(uint64_t offset, size_t fde) {
+  const Cie& cie_at(uint64_t offset, uint64_t fde) {
     if (auto found = cies_.find(offset); found != cies_.end()) return found->second;
     if (offset >= section_.bytes.size())
       core::fail_at_byte(fde, "an FDE whose CIE lies inside the section, not at offset " +
@@ -241,6 +258,107 @@ core::Expected<std::vector<CodeRange>> read_code_ranges(const ElfImage& image) {
                         }),
             all.end());
   return all;
+}
+
+namespace {
+
+// A fixed-size DW_EH_PE format's size (0: not fixed-size), and a value of it.
+unsigned fixed_size(uint8_t format) {
+  switch (format) {
+    case 0x02: case 0x0a: return 2;
+    case 0x03: case 0x0b: return 4;
+    case 0x04: case 0x0c: return 8;
+    default: return 0;
+  }
+}
+
+uint64_t fixed_value(const uint8_t* bytes, uint8_t format, std::endian order) {
+  const unsigned size = fixed_size(format);
+  const uint64_t raw = io::ByteCursor::decode(bytes, size, order);
+  if (format == 0x0a) return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(raw)));
+  if (format == 0x0b) return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(raw)));
+  return raw;
+}
+
+constexpr uint8_t kDataRelative = 0x30;
+
+}  // namespace
+
+core::Expected<CodeRangeTable> CodeRangeTable::open(const ElfImage& image,
+                                                    std::span<const uint8_t> file) {
+  CodeRangeTable table;
+  auto eh_frame = image.section_data(".eh_frame", file);
+  auto header = image.section_data(".eh_frame_hdr", file);
+  if (eh_frame && header) {
+    table.eh_frame_ = {eh_frame->bytes, eh_frame->address, FrameSectionKind::eh_frame,
+                       image.address_size(), image.byte_order()};
+    // version 1, then the encodings of: .eh_frame's address, the FDE count, the table.
+    const std::span<const uint8_t> bytes = header->bytes;
+    if (bytes.size() >= 4 && bytes[0] == 1) {
+      const uint8_t pointer_encoding = bytes[1], count_encoding = bytes[2], table_encoding = bytes[3];
+      const unsigned pointer_size = fixed_size(pointer_encoding & kFormatMask);
+      const unsigned count_size = fixed_size(count_encoding & kFormatMask);
+      const unsigned value_size = fixed_size(table_encoding & kFormatMask);
+      const uint8_t application = table_encoding & kApplicationMask;
+      if (pointer_size != 0 && count_size != 0 && value_size != 0 && count_encoding != kOmit &&
+          table_encoding != kOmit && (application == kAbsolute || application == kDataRelative) &&
+          4 + pointer_size + count_size <= bytes.size()) {
+        const uint64_t count = fixed_value(bytes.data() + 4 + pointer_size, count_encoding & kFormatMask,
+                                           image.byte_order());
+        const size_t table_start = 4 + pointer_size + count_size;
+        const size_t entry_size = 2 * value_size;
+        if (count <= (bytes.size() - table_start) / entry_size) {
+          table.header_ = {bytes.subspan(table_start, static_cast<size_t>(count) * entry_size),
+                           header->address, table_encoding, static_cast<unsigned>(entry_size)};
+          table.entries_ = static_cast<size_t>(count);
+          return table;
+        }
+      }
+    }
+    return core::Error{image.path() + ": .eh_frame_hdr: a version 1 header whose sorted table fits in it"};
+  }
+  auto ranges = read_code_ranges(image);
+  if (!ranges) return ranges.error();
+  table.ranges_ = std::move(*ranges);
+  return table;
+}
+
+uint64_t CodeRangeTable::entry_value(size_t entry, unsigned field) const {
+  const unsigned value_size = header_.entry_size / 2;
+  const uint8_t* at = header_.table.data() + entry * header_.entry_size + field * value_size;
+  uint64_t value = fixed_value(at, header_.encoding & kFormatMask, eh_frame_.order);
+  if ((header_.encoding & kApplicationMask) == kDataRelative) value += header_.header_address;
+  if (eh_frame_.address_size == 4) value &= 0xffffffffULL;
+  return value;
+}
+
+std::optional<CodeRange> CodeRangeTable::find(uint64_t address) const {
+  if (entries_ == 0) {
+    const CodeRange* range = find_code_range(ranges_, address);
+    return range ? std::optional(*range) : std::nullopt;
+  }
+  // The last entry whose function starts at or before the address.
+  size_t low = 0, high = entries_;
+  while (low < high) {
+    const size_t middle = low + (high - low) / 2;
+    if (entry_value(middle, 0) <= address) {
+      low = middle + 1;
+    } else {
+      high = middle;
+    }
+  }
+  if (low == 0) return std::nullopt;
+  const uint64_t fde = entry_value(low - 1, 1);
+  if (fde < eh_frame_.address) return std::nullopt;
+  try {
+    FrameReader reader(eh_frame_);
+    std::optional<CodeRange> range = reader.fde_at(static_cast<size_t>(
+        std::min<uint64_t>(fde - eh_frame_.address, eh_frame_.bytes.size())));
+    if (range && range->start <= address && address < range->end) return range;
+  } catch (const core::FormatError&) {
+    // A table entry that leads to no well-formed FDE: the address has no known range.
+  }
+  return std::nullopt;
 }
 
 const CodeRange* find_code_range(const std::vector<CodeRange>& ranges, uint64_t address) {

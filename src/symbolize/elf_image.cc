@@ -94,7 +94,8 @@ std::optional<GElf_Shdr> ElfImage::find_section(const char* wanted, bool with_bi
   return std::nullopt;
 }
 
-std::optional<ElfImage::SectionData> ElfImage::section_data(const char* wanted) const {
+std::optional<ElfImage::SectionData> ElfImage::section_data(const char* wanted,
+                                                            std::span<const uint8_t> file) const {
   size_t names_index = 0;
   if (elf_getshdrstrndx(elf_, &names_index) != 0) return std::nullopt;
   for (Elf_Scn* scn = elf_nextscn(elf_, nullptr); scn != nullptr; scn = elf_nextscn(elf_, scn)) {
@@ -102,6 +103,10 @@ std::optional<ElfImage::SectionData> ElfImage::section_data(const char* wanted) 
     if (gelf_getshdr(scn, &header) == nullptr || header.sh_type == SHT_NOBITS) continue;
     const char* name = elf_strptr(elf_, names_index, header.sh_name);
     if (name == nullptr || std::strcmp(name, wanted) != 0) continue;
+    if ((header.sh_flags & SHF_COMPRESSED) == 0 && header.sh_offset <= file.size() &&
+        header.sh_size <= file.size() - header.sh_offset) {
+      return SectionData{file.subspan(header.sh_offset, header.sh_size), header.sh_addr};
+    }
     if ((header.sh_flags & SHF_COMPRESSED) != 0 && elf_compress(scn, 0, 0) < 0) return std::nullopt;
     Elf_Data* data = elf_getdata(scn, nullptr);
     if (data == nullptr || data->d_buf == nullptr) return std::nullopt;

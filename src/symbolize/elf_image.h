@@ -57,12 +57,14 @@ class ElfImage {
   // The header of the first section of that name with bits, or nullopt.
   std::optional<GElf_Shdr> section_header(const char* name) const;
   // The bytes of the first section of that name with bits (inflated when compressed), and
-  // its link-time address; nullopt when there is none or it cannot be read.
+  // its link-time address; nullopt when there is none or it cannot be read. With `file`,
+  // the same file's bytes mapped by the caller, an uncompressed section is a view of those
+  // (whose pages the caller can give back), not of libelf's copy.
   struct SectionData {
     std::span<const uint8_t> bytes;
     uint64_t address = 0;
   };
-  std::optional<SectionData> section_data(const char* name) const;
+  std::optional<SectionData> section_data(const char* name, std::span<const uint8_t> file = {}) const;
   // 4 (ELFCLASS32) or 8, and the file's byte order.
   unsigned address_size() const;
   std::endian byte_order() const;

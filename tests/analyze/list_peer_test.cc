@@ -35,7 +35,8 @@ std::string as_pprof_prints(const std::string& text, const std::string& pprof_te
   for (const std::string& line : text_lines(text)) {
     if (line.starts_with("ROUTINE") || line.starts_with("No source")) after_error = false;
     if (after_error || line.starts_with(" (source not found")) continue;
-    if (line.starts_with("No source information for [") && line.find("+0x") != std::string::npos &&
+    // What no symbol names has no source: tally says so, pprof has no such function.
+    if (line.starts_with("No source information for ") && as_pprof_names(line) != line &&
         pprof_text.find(line + "\n") == std::string::npos)
       continue;
     if (line.starts_with(" Error:")) after_error = true;

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
@@ -321,6 +322,66 @@ int BackgroundProcess::stop(int signal) {
 void PrintTo(const TopRow& row, std::ostream* os) {
   *os << row.flat << "|" << row.flat_percent << "|" << row.sum_percent << "|" << row.cum << "|"
       << row.cum_percent << "|" << row.name;
+}
+
+std::string as_pprof_names(const std::string& text) {
+  static const std::regex kOffset(R"(\[([^\]\n]+?)\+0x[0-9a-f]+\])");
+  static const std::regex kCodeRange(R"(([^\s;!\[\]]+)!sub_[0-9a-f]+)");
+  return std::regex_replace(std::regex_replace(text, kOffset, "[$1]"), kCodeRange, "[$1]");
+}
+
+std::vector<TopRow> ties_by_name(std::vector<TopRow> rows) {
+  for (size_t begin = 0; begin < rows.size();) {
+    size_t end = begin + 1;
+    while (end < rows.size() && rows[end].flat == rows[begin].flat && rows[end].cum == rows[begin].cum)
+      ++end;
+    std::stable_sort(rows.begin() + static_cast<long>(begin), rows.begin() + static_cast<long>(end),
+                     [](const TopRow& a, const TopRow& b) { return a.name < b.name; });
+    begin = end;
+  }
+  return rows;
+}
+
+std::string ties_by_name(const std::string& tree_text) {
+  // The text between the "-----...+-----" rules: a header, the column titles, then a
+  // segment per node whose node line is the one with its flat column filled (its callers
+  // and callees start with blanks up to the calls column).
+  struct Segment {
+    std::string text, values, name;  // values: "flat cum" of the node line, "" if none
+  };
+  std::vector<Segment> segments(1);
+  std::string rule;
+  std::istringstream in(tree_text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("-----")) {
+      rule = line;
+      segments.emplace_back();
+      continue;
+    }
+    Segment& segment = segments.back();
+    segment.text += line + "\n";
+    const size_t bar = line.find("| ");
+    if (bar != std::string::npos && line.substr(0, 10).find_first_not_of(' ') != std::string::npos) {
+      std::istringstream columns(line.substr(0, bar));
+      std::string flat, flat_percent, sum_percent, cum;
+      columns >> flat >> flat_percent >> sum_percent >> cum;
+      segment.values = flat + " " + cum;
+      segment.name = line.substr(bar + 2);
+    }
+  }
+  for (size_t begin = 0; begin < segments.size();) {
+    size_t end = begin + 1;
+    while (end < segments.size() && !segments[begin].values.empty() &&
+           segments[end].values == segments[begin].values)
+      ++end;
+    std::stable_sort(segments.begin() + static_cast<long>(begin),
+                     segments.begin() + static_cast<long>(end),
+                     [](const Segment& a, const Segment& b) { return a.name < b.name; });
+    begin = end;
+  }
+  std::string out;
+  for (size_t i = 0; i < segments.size(); ++i) out += (i > 0 ? rule + "\n" : "") + segments[i].text;
+  return out;
 }
 
 std::vector<TopRow> top_rows(const std::string& text) {

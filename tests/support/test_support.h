@@ -121,6 +121,19 @@ void PrintTo(const TopRow& row, std::ostream* os);  // for GoogleTest's messages
 // percentages.
 std::vector<TopRow> top_rows(const std::string& text);
 
+// `text` with tally's names for code no symbol names spelled as pprof lumps them, "[lib]":
+// an address no function holds, "[lib+0xOFFSET]", and a function known only by its
+// call-frame information, "lib!sub_START" (pprof has no such function: all of a library's
+// unnamed code is one node).
+std::string as_pprof_names(const std::string& text);
+
+// Rows (or the blocks of a -tree / -peek text, each a node with its callers and callees)
+// whose flat and cum are equal are ordered by name, in each run of them: pprof and tally
+// order such ties by name, so a name that differs on purpose (as_pprof_names) moves a row
+// among its ties but nowhere else.
+std::vector<TopRow> ties_by_name(std::vector<TopRow> rows);
+std::string ties_by_name(const std::string& tree_text);
+
 // A peer tool's path, or "" when it is not installed. google/pprof is looked for in
 // $TALLY_PPROF, /opt/peers/pprof, then PATH.
 std::string find_pprof();

@@ -1,0 +1,140 @@
+// Names in a library stripped to .dynsym, as Debian ships them: a function no symbol
+// covers is known by its call-frame information (one function, named after its start and
+// its file), an exported function keeps its name, a PLT entry is "function@plt". The truth
+// is the library's own .symtab before `strip --strip-all`.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "core/diagnostics.h"
+#include "support/test_support.h"
+#include "symbolize/elf_image.h"
+#include "symbolize/symbolize.h"
+#include "symbolize/symbolize_test_helpers.h"
+
+namespace tally::symbolize {
+namespace {
+
+constexpr const char* kSource = R"(
+#include <string.h>
+__attribute__((noipa)) static unsigned hidden_mix(const char* text, unsigned seed) {
+  unsigned h = seed;
+  for (size_t i = 0; i < strlen(text); ++i) h = h * 31 + (unsigned char)text[i];
+  return h;
+}
+__attribute__((noipa)) static unsigned hidden_fold(unsigned h, int rounds) {
+  for (int i = 0; i < rounds; ++i) h ^= (h << 7) | (h >> 25);
+  return h;
+}
+__attribute__((visibility("default"))) unsigned exported_entry(const char* text, int rounds) {
+  return hidden_fold(hidden_mix(text, 17), rounds);
+}
+)";
+
+class StrippedNames : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string source = dir_.file("names.c");
+    test::write_bytes(source, kSource);
+    full_ = dir_.file("full/libnames.so");
+    stripped_ = dir_.file("libnames.so");
+    std::filesystem::create_directories(dir_.file("full"));
+    test::RunResult cc = test::run({test::find_program("cc"), "-O2", "-shared", "-fPIC",
+                                    "-fvisibility=hidden", "-o", full_, source});
+    ASSERT_EQ(cc.exit_code, 0) << cc.err;
+    test::RunResult strip = test::run({test::find_program("strip"), "--strip-all", "-o", stripped_, full_});
+    ASSERT_EQ(strip.exit_code, 0) << strip.err;
+    for (const test::ElfFunction& f : test::elf_functions(full_)) truth_[f.name] = f;
+    ASSERT_TRUE(truth_.count("hidden_mix") && truth_.count("hidden_fold") && truth_.count("exported_entry"))
+        << "the compiler kept the functions apart";
+  }
+
+  // The outermost frame's function name of each address in the stripped library.
+  std::vector<std::string> names_of(const std::vector<uint64_t>& addresses) {
+    core::Profile profile = test::profile_mapping(stripped_, 0x7f0000000000, addresses);
+    core::Diagnostics diagnostics;
+    EXPECT_TRUE(symbolize::symbolize(profile, {}, diagnostics).has_value());
+    std::vector<std::string> names;
+    for (size_t i = 1; i <= addresses.size(); ++i) {
+      auto frames = test::location_frames(profile, static_cast<core::LocationId>(i));
+      names.push_back(frames.empty() ? "" : frames.back().substr(0, frames.back().find('|')));
+    }
+    return names;
+  }
+
+  test::TempDir dir_;
+  std::string full_, stripped_;
+  std::map<std::string, test::ElfFunction> truth_;
+};
+
+TEST_F(StrippedNames, EveryAddressOfAFunctionWithoutASymbolIsOneFunctionNamedAfterItsStart) {
+  for (const char* hidden : {"hidden_mix", "hidden_fold"}) {
+    const test::ElfFunction& f = truth_[hidden];
+    const std::string expected = fmt::format("libnames.so!sub_{:x}", f.address);
+    std::vector<uint64_t> addresses{f.address, f.address + f.size / 2, f.address + f.size - 1};
+    for (const std::string& name : names_of(addresses)) EXPECT_EQ(name, expected) << hidden;
+  }
+}
+
+TEST_F(StrippedNames, ExportedFunctionsKeepTheirNamesAndNoneClaimsTheNextFunction) {
+  const test::ElfFunction& entry = truth_["exported_entry"];
+  std::vector<uint64_t> addresses{entry.address, entry.address + entry.size - 1};
+  for (const std::string& name : names_of(addresses)) EXPECT_EQ(name, "exported_entry");
+  // The function laid out after the exported one is not the exported one's (its size
+  // ends before): with .dynsym only, nothing else names it.
+  for (const auto& [name, f] : truth_) {
+    if (f.address < entry.address + entry.size || name.rfind("hidden_", 0) != 0) continue;
+    EXPECT_EQ(names_of({uint64_t{f.address + 1}})[0], fmt::format("libnames.so!sub_{:x}", f.address)) << name;
+  }
+}
+
+TEST_F(StrippedNames, PltEntriesAreNamedFunctionAtPlt) {
+  auto image = ElfImage::open(stripped_);
+  ASSERT_NE(image, nullptr);
+  auto plt = image->section_header(".plt");
+  ASSERT_TRUE(plt.has_value());
+  // The entry after the resolver's: the library's only import, strlen.
+  EXPECT_EQ(names_of({uint64_t{plt->sh_addr + 16 + 4}})[0], "strlen@plt");
+}
+
+}  // namespace
+}  // namespace tally::symbolize
+
+namespace tally::symbolize {
+namespace {
+
+// glibc's malloc is __libc_malloc in its DWARF, with the linkage name __GI___libc_malloc
+// (a hidden alias), and malloc, __libc_malloc in .dynsym: a person knows it as malloc.
+// libc6-dbg's DWARF is there (install-deps), so this goes through the DWARF path.
+TEST(PublicNames, LibcMallocAndFreeShowAsMallocAndFree) {
+  const std::string libc = "/lib/x86_64-linux-gnu/libc.so.6";
+  test::RunResult nm = test::run({test::find_program("nm"), "-D", "--defined-only", libc});
+  ASSERT_EQ(nm.exit_code, 0) << nm.err;
+  std::map<std::string, uint64_t> address;
+  std::istringstream lines(nm.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string value, type, name;
+    if (fields >> value >> type >> name) address[name.substr(0, name.find('@'))] = std::stoull(value, nullptr, 16);
+  }
+  ASSERT_TRUE(address.count("malloc") && address.count("free"));
+  ASSERT_EQ(address["malloc"], address["__libc_malloc"]) << "the aliases this test is about";
+  core::Profile profile = test::profile_mapping(libc, 0x7f1000000000,
+                                                {address["malloc"] + 4, address["free"] + 4});
+  core::Diagnostics diagnostics;
+  ASSERT_TRUE(symbolize::symbolize(profile, {}, diagnostics).has_value());
+  auto outer = [&](core::LocationId id) {
+    auto frames = test::location_frames(profile, id);
+    return frames.empty() ? std::string() : frames.back().substr(0, frames.back().find('|'));
+  };
+  EXPECT_EQ(outer(1), "malloc");
+  EXPECT_EQ(outer(2), "free");
+}
+
+}  // namespace
+}  // namespace tally::symbolize
