@@ -13,6 +13,7 @@ pkgs=(
   binutils                                       # addr2line: the symbolizer tests' reference
   chromium                                       # the flame graph test opens the SVG headless
   libc6-dbg                                      # libc's separate debug file: symbolizer test of a stripped library
+  liblzma-dev                                    # MiniDebugInfo: .gnu_debugdata is xz-compressed
   libgtest-dev libgmock-dev libbenchmark-dev     # tests and benchmarks
   clang libclang-rt-14-dev                       # libFuzzer targets and sanitizer runtimes
   python3                                        # bench scripts

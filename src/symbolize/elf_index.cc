@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "symbolize/inflated_elf.h"
+#include "symbolize/mini_debug_info.h"
 #include "symbolize/plt_entries.h"
 #include "symbolize/range_lookup.h"
 
@@ -66,7 +67,13 @@ ElfIndex::ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_
     read_symbols(*binary_, binary_file, SHT_SYMTAB, symbols_);
     read_symbols(*binary_, binary_file, SHT_DYNSYM, symbols_);
   }
-  if (const ElfImage* code = binary_ ? binary_.get() : debug_.get()) add_plt_entries(*code);
+  const ElfImage* code = binary_ ? binary_.get() : debug_.get();
+  if (code != nullptr) {
+    add_plt_entries(*code);
+    if (!code->has_symtab() && !(debug_ && debug_->has_symtab())) add_mini_debug_info(*code);
+  }
+  has_full_symbols_ = !unit_offsets_.empty() || mini_debug_ != nullptr ||
+                      (debug_ && debug_->has_symtab()) || (binary_ && binary_->has_symtab());
   one_per_address(symbols_);
   // The mapped file's own table, as addr2line reads it: .symtab, else .dynsym. Without a
   // separate debug file and without .symtab that is what symbols_ holds already.
@@ -81,6 +88,17 @@ ElfIndex::ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_
     own_is_all_ = true;
   }
   open_code_ranges();
+}
+
+// The functions of the binary's MiniDebugInfo: a .symtab of what .dynsym lacks.
+void ElfIndex::add_mini_debug_info(const ElfImage& image) {
+  auto embedded = open_mini_debug_info(image);
+  if (!embedded) {
+    mini_debug_problem_ = embedded.error().message;
+    return;
+  }
+  mini_debug_ = std::move(*embedded);
+  if (mini_debug_) read_symbols(*mini_debug_, nullptr, SHT_SYMTAB, symbols_);
 }
 
 // "free@plt" for each PLT entry, as symbols of their own (no other symbol is at a PLT entry).

@@ -77,6 +77,11 @@ class ElfIndex {
   const std::string& image_name() const { return image_name_; }
   // Why the call-frame information could not be read ("" when it could, or there is none).
   const std::string& code_range_problem() const { return code_range_problem_; }
+  // The same for the MiniDebugInfo (.gnu_debugdata) of the binary.
+  const std::string& mini_debug_problem() const { return mini_debug_problem_; }
+  // Whether any symbol table beyond .dynsym was found (.symtab of the binary or of a debug
+  // file, MiniDebugInfo) or DWARF: else most of the file's code is known by its FDEs only.
+  bool has_full_symbols() const { return has_full_symbols_; }
   // The same from the mapped file's own table alone (.symtab, else .dynsym).
   const Symbol* own_symbol_for(uint64_t address) const {
     return find_symbol(own_is_all_ ? symbols_ : own_symbols_, address);
@@ -106,10 +111,12 @@ class ElfIndex {
   const Symbol* symbol_at(uint64_t address) const;
   void open_code_ranges();
   void add_plt_entries(const ElfImage& image);
+  void add_mini_debug_info(const ElfImage& image);
   void find_sections();
 
   std::unique_ptr<ElfImage> debug_;
   std::unique_ptr<ElfImage> binary_;
+  std::unique_ptr<ElfImage> mini_debug_;  // the binary's .gnu_debugdata, inflated
   // The same files mapped for their symbol tables, whose pages are given back once read.
   std::optional<io::Input> debug_file_;
   std::optional<io::Input> binary_file_;
@@ -122,9 +129,11 @@ class ElfIndex {
   std::vector<Symbol> symbols_;         // by address, one per address
   std::vector<Symbol> own_symbols_;     // the same from the mapped file's own table
   bool own_is_all_ = false;             // ... which is symbols_ itself
+  bool has_full_symbols_ = false;
   std::string plt_names_;               // "free@plt\0...": the PLT entries' string table
   CodeRangeTable code_ranges_;          // the binary's (else the debug file's) FDEs
   std::string code_range_problem_;
+  std::string mini_debug_problem_;
   std::string image_name_;
 };
 

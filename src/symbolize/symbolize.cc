@@ -151,7 +151,31 @@ std::vector<Task> make_tasks(std::vector<Image>& images,
 // takes its task, with that thread's own resolver. Each index (the files, their inflated
 // debug sections, libdw's handles) is gone when its image is done: the frames need only
 // the resolvers.
-Resolution resolve_all(std::vector<Image>& images, unsigned threads) {
+// Said once per image and report: what went wrong reading its call-frame information or
+// MiniDebugInfo, and an image with .dynsym alone (most of its functions then known by
+// their start only), with its build id and where its debug file was looked for, so that
+// the user knows which -dbgsym package or DEBUGINFOD_URLS would name them.
+void report_missing_symbols(const ElfIndex& index, const FoundBinary& found,
+                            core::Diagnostics& diagnostics) {
+  if (!index.code_range_problem().empty())
+    diagnostics.warn("symbolize: " + index.code_range_problem() + " (functions without symbols stay addresses)");
+  if (!index.mini_debug_problem().empty())
+    diagnostics.warn("symbolize: " + index.mini_debug_problem() + " (MiniDebugInfo not used)");
+  if (index.has_full_symbols() || found.binary.empty()) return;
+  auto binary = ElfImage::open(found.binary);
+  const std::string build_id = binary ? binary->build_id() : "";
+  std::string looked;
+  for (const std::string& path : debug_file_candidates(found.binary, build_id,
+                                                       binary ? binary->debuglink() : ""))
+    looked += (looked.empty() ? "" : ", ") + path;
+  diagnostics.warn(fmt::format(
+      "symbolize: {}{}: no debug symbols (.dynsym only), its other functions are named by "
+      "their start (sub_...); looked for {}; its -dbgsym package or DEBUGINFOD_URLS would name them",
+      found.binary, build_id.empty() ? "" : " (build id " + build_id + ")",
+      looked.empty() ? "nothing (no build id, no .gnu_debuglink)" : looked));
+}
+
+Resolution resolve_all(std::vector<Image>& images, unsigned threads, core::Diagnostics& diagnostics) {
   Resolution kept;
   // One image per round, its index gone before the next one's is built, so that the
   // indexes never add up: an index with DWARF holds the inflated debug sections (libc's,
@@ -166,6 +190,7 @@ Resolution resolve_all(std::vector<Image>& images, unsigned threads) {
   for (size_t round : order) {
     std::vector<std::unique_ptr<ElfIndex>> indexes(images.size());  // only `round`'s is made
     indexes[round] = std::make_unique<ElfIndex>(images[round].found, 1, threads);
+    report_missing_symbols(*indexes[round], images[round].found, diagnostics);
     std::vector<Task> tasks = make_tasks(images, indexes, threads);
     const size_t first_task = kept.tasks.size();
 
@@ -367,7 +392,7 @@ core::Status symbolize_locations(core::Profile& profile, const Options& options,
     image.addresses.shrink_to_fit();
   });
   // The frames point into the resolvers: both live until the frames are interned.
-  Resolution resolution = resolve_all(images, threads);
+  Resolution resolution = resolve_all(images, threads, diagnostics);
   // What only the resolution needed goes before the profile grows.
   for (auto& image : images) image.addresses = {};
   for (Task& task : resolution.tasks) task.slots = {}, task.runs = {};

@@ -93,6 +93,43 @@ TEST_F(StrippedNames, ExportedFunctionsKeepTheirNamesAndNoneClaimsTheNextFunctio
   }
 }
 
+// MiniDebugInfo made with the documented recipe (GDB's manual, "MiniDebugInfo"): the
+// functions .dynsym lacks go in a .symtab, xz-compressed into .gnu_debugdata.
+TEST_F(StrippedNames, MiniDebugInfoNamesTheFunctionsDynsymLacks) {
+  const std::string mini = dir_.file("libmini.so");
+  const std::string recipe = R"(set -e
+cd ")" + dir_.path() + R"("
+cp full/libnames.so libmini.so
+nm -D libmini.so --format=posix --defined-only | awk '{ print $1 }' | sort > dynsyms
+nm libmini.so --format=posix --defined-only | awk '{ if ($2 == "T" || $2 == "t") print $1 }' | sort > funcsyms
+comm -13 dynsyms funcsyms > keep_symbols
+objcopy --only-keep-debug libmini.so mini_debuginfo
+objcopy -S --remove-section .gdb_index --remove-section .comment --keep-symbols=keep_symbols mini_debuginfo mini_debuginfo
+strip --strip-all -R .comment libmini.so
+xz -f mini_debuginfo
+objcopy --add-section .gnu_debugdata=mini_debuginfo.xz libmini.so
+)";
+  test::RunResult made = test::run({test::find_program("bash"), "-c", recipe});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  stripped_ = mini;
+  for (const char* hidden : {"hidden_mix", "hidden_fold"}) {
+    const test::ElfFunction& f = truth_[hidden];
+    EXPECT_EQ(names_of({f.address + f.size / 2})[0], hidden);
+  }
+  EXPECT_EQ(names_of({truth_["exported_entry"].address})[0], "exported_entry");
+}
+
+TEST_F(StrippedNames, CorruptMiniDebugInfoIsReportedAndTheFdesStillName) {
+  const std::string bad = dir_.file("libbad.so");
+  test::write_bytes(dir_.file("garbage.xz"), "this is not an xz stream");
+  test::RunResult made = test::run({test::find_program("objcopy"), "--add-section",
+                                    ".gnu_debugdata=" + dir_.file("garbage.xz"), stripped_, bad});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  stripped_ = bad;
+  const test::ElfFunction& f = truth_["hidden_fold"];
+  EXPECT_EQ(names_of({f.address})[0], fmt::format("libbad.so!sub_{:x}", f.address));
+}
+
 TEST_F(StrippedNames, PltEntriesAreNamedFunctionAtPlt) {
   auto image = ElfImage::open(stripped_);
   ASSERT_NE(image, nullptr);
