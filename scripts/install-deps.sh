@@ -14,6 +14,7 @@ pkgs=(
   chromium                                       # the flame graph test opens the SVG headless
   libc6-dbg                                      # libc's separate debug file: symbolizer test of a stripped library
   liblzma-dev                                    # MiniDebugInfo: .gnu_debugdata is xz-compressed
+  xz-utils sqlite3                               # real stripped programs the symbolizer tests record
   libgtest-dev libgmock-dev libbenchmark-dev     # tests and benchmarks
   clang libclang-rt-14-dev                       # libFuzzer targets and sanitizer runtimes
   python3                                        # bench scripts

@@ -9,6 +9,11 @@
 #include <cstring>
 #include <string_view>
 
+#include <fmt/format.h>
+
+#include "symbolize/call_frame_ranges.h"
+#include "symbolize/plt_entries.h"
+
 namespace tally::symbolize {
 
 namespace {
@@ -87,6 +92,28 @@ void read_dwarf_functions(Elf* elf, std::vector<RawSymbol>& out) {
   dwarf_end(dwarf);
 }
 
+// What the symbolizer names without a symbol, under the same names (elf_index.h): PLT
+// entries ("free@plt") and functions known by their FDE ("liblzma.so.5!sub_15ae0"). Each
+// also ends the range of the symbol before it, which would otherwise run over them.
+void add_code_without_symbols(const ElfImage& image, std::vector<RawSymbol>& raw) {
+  std::vector<uint64_t> starts;
+  for (const RawSymbol& symbol : raw) starts.push_back(symbol.address);
+  std::sort(starts.begin(), starts.end());
+  auto has_symbol = [&](uint64_t address) {
+    return std::binary_search(starts.begin(), starts.end(), address);
+  };
+  for (const PltEntry& entry : read_plt_entries(image))
+    if (!has_symbol(entry.address)) raw.push_back({entry.address, entry.address + entry.size, entry.name, true});
+  auto ranges = read_code_ranges(image);
+  if (!ranges) return;  // the symbols alone, as before
+  const std::string& path = image.path();
+  const std::string file = path.substr(path.rfind('/') + 1);
+  for (const CodeRange& range : *ranges) {
+    if (has_symbol(range.start)) continue;
+    raw.push_back({range.start, range.end, fmt::format("{}!sub_{:x}", file, range.start), true});
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<FunctionRanges> FunctionRanges::load(const FoundBinary& found) {
@@ -118,6 +145,8 @@ std::unique_ptr<FunctionRanges> FunctionRanges::load(const FoundBinary& found) {
     read_dwarf_functions((debug ? debug : ranges->binary_)->elf(), from_dwarf);
     if (!from_dwarf.empty()) raw = std::move(from_dwarf);
   }
+
+  add_code_without_symbols(*main, raw);
 
   std::sort(raw.begin(), raw.end(), [](const RawSymbol& a, const RawSymbol& b) {
     return a.address != b.address ? a.address < b.address : a.name < b.name;
