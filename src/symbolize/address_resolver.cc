@@ -317,8 +317,8 @@ const FunctionInfo* AddressResolver::function_outside_dwarf(uint64_t address) {
   // (two libraries' "sub_1020" are two functions).
   auto [it, added] = functions_by_start_.try_emplace(match.code_start);
   if (added) {
+    // (system_name stays empty: the same as the name, not stored twice for 20k functions.)
     it->second.name = fmt::format("{}!sub_{:x}", index_.image_name(), match.code_start);
-    it->second.system_name = it->second.name;
   }
   return &it->second;
 }

@@ -32,7 +32,7 @@ namespace tally::symbolize {
 
 struct FunctionInfo {
   std::string name;         // demangled
-  std::string system_name;  // as in the binary (mangled)
+  std::string system_name;  // as in the binary (mangled); empty: the same as `name`
   int64_t start_line = 0;   // the function's declaration line, 0 when unknown
   // Left to symbolize(), which interns frames into the profile single-threaded: the
   // profile's function for this function with the last file it was seen with.

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "io/byte_cursor.h"
+#include "io/input.h"
 #include "symbolize/elf_image.h"
 #include "symbolize/leb128.h"
 
@@ -18,6 +19,17 @@ constexpr uint8_t kApplicationMask = 0x70;
 constexpr uint8_t kAbsolute = 0x00;
 constexpr uint8_t kPcRelative = 0x10;
 
+// Sorted by start; a range described twice (in .eh_frame and .debug_frame), once.
+void sort_and_unique(std::vector<CodeRange>& ranges) {
+  std::stable_sort(ranges.begin(), ranges.end(),
+                   [](const CodeRange& a, const CodeRange& b) { return a.start < b.start; });
+  ranges.erase(std::unique(ranges.begin(), ranges.end(),
+                           [](const CodeRange& a, const CodeRange& b) {
+                             return a.start == b.start && a.end == b.end;
+                           }),
+               ranges.end());
+}
+
 // What an FDE needs from its CIE.
 struct Cie {
   uint8_t pointer_encoding = kAbsolute;  // 'R' augmentation; absolute address-size words else
@@ -29,26 +41,18 @@ class FrameReader {
  public:
   explicit FrameReader(const FrameSection& section) : section_(section) {}
 
-  std::vector<CodeRange> read() {
-    std::vector<CodeRange> ranges;
+  // Hands every FDE's range to `sink`, in section order; `progress(offset)` is called
+  // after each megabyte read.
+  template <class Sink, class Progress>
+  void read(Sink sink, Progress progress) {
+    constexpr uint64_t kReportEvery = uint64_t{1} << 20;
     io::ByteCursor in(section_.bytes);
     std::optional<CodeRange> range;
+    uint64_t reported = 0;
     while (!in.at_end() && next_entry(in, range)) {
-      if (range) ranges.push_back(*range);
+      if (range) sink(*range);
+      if (in.offset() - reported >= kReportEvery) progress(reported = in.offset());
     }
-    std::stable_sort(ranges.begin(), ranges.end(),
-                     [](const CodeRange& a, const CodeRange& b) { return a.start < b.start; });
-    return ranges;
-  }
-
-  // The range of the FDE at `offset`; nullopt when the entry there is a CIE, the
-  // terminator or an FDE of no code.
-  std::optional<CodeRange> fde_at(size_t offset) {
-    if (offset >= section_.bytes.size()) return std::nullopt;
-    io::ByteCursor in(section_.bytes.subspan(offset), offset);
-    std::optional<CodeRange> range;
-    next_entry(in, range);
-    return range;
   }
 
  private:
@@ -232,131 +236,91 @@ core::Expected<std::vector<CodeRange>> read_code_ranges(const FrameSection& sect
   if (section.address_size != 4 && section.address_size != 8)
     return core::Error{"an address size of 4 or 8 bytes", core::ErrorKind::unsupported};
   try {
-    return FrameReader(section).read();
+    std::vector<CodeRange> ranges;
+    FrameReader(section).read([&](const CodeRange& range) { ranges.push_back(range); },
+                              [](uint64_t) {});
+    sort_and_unique(ranges);
+    return ranges;
   } catch (const core::FormatError& error) {
     return error.located(section.kind == FrameSectionKind::eh_frame ? ".eh_frame" : ".debug_frame");
   }
 }
 
-core::Expected<std::vector<CodeRange>> read_code_ranges(const ElfImage& image) {
-  std::vector<CodeRange> all;
-  for (auto [name, kind] : {std::pair{".eh_frame", FrameSectionKind::eh_frame},
-                            std::pair{".debug_frame", FrameSectionKind::debug_frame}}) {
-    auto data = image.section_data(name);
-    if (!data) continue;
-    FrameSection section{data->bytes, data->address, kind, image.address_size(), image.byte_order()};
-    auto ranges = read_code_ranges(section);
-    if (!ranges) return core::Error{image.path() + ": " + ranges.error().message, ranges.error().kind};
-    all.insert(all.end(), ranges->begin(), ranges->end());
-  }
-  std::stable_sort(all.begin(), all.end(),
-                   [](const CodeRange& a, const CodeRange& b) { return a.start < b.start; });
-  // The same function described in both sections: once.
-  all.erase(std::unique(all.begin(), all.end(),
-                        [](const CodeRange& a, const CodeRange& b) {
-                          return a.start == b.start && a.end == b.end;
-                        }),
-            all.end());
-  return all;
-}
-
 namespace {
 
-// A fixed-size DW_EH_PE format's size (0: not fixed-size), and a value of it.
-unsigned fixed_size(uint8_t format) {
-  switch (format) {
-    case 0x02: case 0x0a: return 2;
-    case 0x03: case 0x0b: return 4;
-    case 0x04: case 0x0c: return 8;
-    default: return 0;
+// Hands the ranges of `image`'s .eh_frame and .debug_frame (a debug file may hold
+// .debug_frame only) to `sink`. With `file`, the image's bytes mapped by the caller, a
+// section is read from that mapping front to back and each megabyte behind the reader
+// goes back to the kernel (libelf's own copies are not given back).
+template <class Sink>
+core::Status read_image_ranges(const ElfImage& image, const io::Input* file, Sink sink) {
+  const std::span<const uint8_t> bytes = file ? file->bytes() : std::span<const uint8_t>();
+  for (auto [name, kind] : {std::pair{".eh_frame", FrameSectionKind::eh_frame},
+                            std::pair{".debug_frame", FrameSectionKind::debug_frame}}) {
+    auto data = image.section_data(name, bytes);
+    if (!data) continue;
+    const bool mapped = !bytes.empty() && data->bytes.data() >= bytes.data() &&
+                        data->bytes.data() + data->bytes.size() <= bytes.data() + bytes.size();
+    const uint64_t section_offset = mapped ? static_cast<uint64_t>(data->bytes.data() - bytes.data()) : 0;
+    FrameSection section{data->bytes, data->address, kind, image.address_size(), image.byte_order()};
+    try {
+      FrameReader(section).read(sink, [&](uint64_t done) {
+        if (mapped) file->release_before(section_offset + done);
+      });
+    } catch (const core::FormatError& error) {
+      return core::Error{image.path() + ": " + error.located(name).message};
+    }
+    if (mapped) file->release(section_offset, data->bytes.size());
   }
+  return core::ok();
 }
-
-uint64_t fixed_value(const uint8_t* bytes, uint8_t format, std::endian order) {
-  const unsigned size = fixed_size(format);
-  const uint64_t raw = io::ByteCursor::decode(bytes, size, order);
-  if (format == 0x0a) return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(raw)));
-  if (format == 0x0b) return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(raw)));
-  return raw;
-}
-
-constexpr uint8_t kDataRelative = 0x30;
 
 }  // namespace
 
-core::Expected<CodeRangeTable> CodeRangeTable::open(const ElfImage& image,
-                                                    std::span<const uint8_t> file) {
+core::Expected<std::vector<CodeRange>> read_code_ranges(const ElfImage& image) {
+  std::vector<CodeRange> all;
+  auto read = read_image_ranges(image, nullptr, [&](const CodeRange& range) { all.push_back(range); });
+  if (!read) return read.error();
+  sort_and_unique(all);  // the same function described in both sections: once
+  return all;
+}
+
+core::Expected<CodeRangeTable> CodeRangeTable::open(const ElfImage& image, const io::Input* file) {
   CodeRangeTable table;
-  auto eh_frame = image.section_data(".eh_frame", file);
-  auto header = image.section_data(".eh_frame_hdr", file);
-  if (eh_frame && header) {
-    table.eh_frame_ = {eh_frame->bytes, eh_frame->address, FrameSectionKind::eh_frame,
-                       image.address_size(), image.byte_order()};
-    // version 1, then the encodings of: .eh_frame's address, the FDE count, the table.
-    const std::span<const uint8_t> bytes = header->bytes;
-    if (bytes.size() >= 4 && bytes[0] == 1) {
-      const uint8_t pointer_encoding = bytes[1], count_encoding = bytes[2], table_encoding = bytes[3];
-      const unsigned pointer_size = fixed_size(pointer_encoding & kFormatMask);
-      const unsigned count_size = fixed_size(count_encoding & kFormatMask);
-      const unsigned value_size = fixed_size(table_encoding & kFormatMask);
-      const uint8_t application = table_encoding & kApplicationMask;
-      if (pointer_size != 0 && count_size != 0 && value_size != 0 && count_encoding != kOmit &&
-          table_encoding != kOmit && (application == kAbsolute || application == kDataRelative) &&
-          4 + pointer_size + count_size <= bytes.size()) {
-        const uint64_t count = fixed_value(bytes.data() + 4 + pointer_size, count_encoding & kFormatMask,
-                                           image.byte_order());
-        const size_t table_start = 4 + pointer_size + count_size;
-        const size_t entry_size = 2 * value_size;
-        if (count <= (bytes.size() - table_start) / entry_size) {
-          table.header_ = {bytes.subspan(table_start, static_cast<size_t>(count) * entry_size),
-                           header->address, table_encoding, static_cast<unsigned>(entry_size)};
-          table.entries_ = static_cast<size_t>(count);
-          return table;
-        }
-      }
-    }
-    return core::Error{image.path() + ": .eh_frame_hdr: a version 1 header whose sorted table fits in it"};
-  }
-  auto ranges = read_code_ranges(image);
-  if (!ranges) return ranges.error();
-  table.ranges_ = std::move(*ranges);
+  // Offsets from the lowest executable segment: code more than 4 GB past it is not code
+  // tally will be asked about.
+  table.base_ = UINT64_MAX;
+  for (const LoadSegment& segment : image.load_segments())
+    if (segment.executable) table.base_ = std::min(table.base_, segment.vaddr);
+  if (table.base_ == UINT64_MAX) table.base_ = 0;
+  auto read = read_image_ranges(image, file, [&](const CodeRange& range) {
+    if (range.start < table.base_ || range.start - table.base_ > UINT32_MAX) return;
+    table.ranges_.push_back({static_cast<uint32_t>(range.start - table.base_),
+                             static_cast<uint32_t>(std::min<uint64_t>(range.end - range.start, UINT32_MAX))});
+  });
+  if (!read) return read.error();
+  std::sort(table.ranges_.begin(), table.ranges_.end(), [](const Compact& a, const Compact& b) {
+    return a.start != b.start ? a.start < b.start : a.size < b.size;
+  });
+  table.ranges_.erase(std::unique(table.ranges_.begin(), table.ranges_.end(),
+                                  [](const Compact& a, const Compact& b) {
+                                    return a.start == b.start && a.size == b.size;
+                                  }),
+                      table.ranges_.end());
+  table.ranges_.shrink_to_fit();
   return table;
 }
 
-uint64_t CodeRangeTable::entry_value(size_t entry, unsigned field) const {
-  const unsigned value_size = header_.entry_size / 2;
-  const uint8_t* at = header_.table.data() + entry * header_.entry_size + field * value_size;
-  uint64_t value = fixed_value(at, header_.encoding & kFormatMask, eh_frame_.order);
-  if ((header_.encoding & kApplicationMask) == kDataRelative) value += header_.header_address;
-  if (eh_frame_.address_size == 4) value &= 0xffffffffULL;
-  return value;
-}
-
 std::optional<CodeRange> CodeRangeTable::find(uint64_t address) const {
-  if (entries_ == 0) {
-    const CodeRange* range = find_code_range(ranges_, address);
-    return range ? std::optional(*range) : std::nullopt;
-  }
-  // The last entry whose function starts at or before the address.
-  size_t low = 0, high = entries_;
-  while (low < high) {
-    const size_t middle = low + (high - low) / 2;
-    if (entry_value(middle, 0) <= address) {
-      low = middle + 1;
-    } else {
-      high = middle;
-    }
-  }
-  if (low == 0) return std::nullopt;
-  const uint64_t fde = entry_value(low - 1, 1);
-  if (fde < eh_frame_.address) return std::nullopt;
-  try {
-    FrameReader reader(eh_frame_);
-    std::optional<CodeRange> range = reader.fde_at(static_cast<size_t>(
-        std::min<uint64_t>(fde - eh_frame_.address, eh_frame_.bytes.size())));
-    if (range && range->start <= address && address < range->end) return range;
-  } catch (const core::FormatError&) {
-    // A table entry that leads to no well-formed FDE: the address has no known range.
+  if (ranges_.empty() || address < base_ || address - base_ > UINT32_MAX) return std::nullopt;
+  const auto offset = static_cast<uint32_t>(address - base_);
+  auto after = std::upper_bound(ranges_.begin(), ranges_.end(), offset,
+                                [](uint32_t a, const Compact& r) { return a < r.start; });
+  // Overlapping FDEs (rare): the nearest start that still holds it, a few back at most.
+  for (int scanned = 0; after != ranges_.begin() && scanned < 8; ++scanned) {
+    --after;
+    if (offset - after->start < after->size)
+      return CodeRange{base_ + after->start, base_ + after->start + after->size, false};
   }
   return std::nullopt;
 }

@@ -116,15 +116,15 @@ void ElfIndex::add_plt_entries(const ElfImage& image) {
   }
 }
 
-// The binary's .eh_frame (through .eh_frame_hdr, read from the mapped file so that its
-// pages go with the others), else the debug file's .debug_frame.
+// The binary's .eh_frame, else the debug file's .debug_frame, read from the mapped file
+// (whose pages it gives back as it goes).
 void ElfIndex::open_code_ranges() {
   const ElfImage* image = binary_ ? binary_.get() : debug_.get();
   const std::optional<io::Input>& file = binary_ ? binary_file_ : debug_file_;
   if (image == nullptr) return;
   const std::string& path = image->path();
   image_name_ = path.substr(path.rfind('/') + 1);
-  auto table = CodeRangeTable::open(*image, file ? file->bytes() : std::span<const uint8_t>());
+  auto table = CodeRangeTable::open(*image, file ? &*file : nullptr);
   if (table) {
     code_ranges_ = std::move(*table);
   } else {

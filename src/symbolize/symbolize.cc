@@ -241,7 +241,8 @@ class FunctionInterner {
   core::FunctionId intern(std::string_view name, std::string_view system_name,
                           std::string_view filename, int64_t start_line) {
     core::StringId name_id = profile_.intern(name);
-    core::StringId system_id = system_name == name ? name_id : profile_.intern(system_name);
+    core::StringId system_id =
+        system_name.empty() || system_name == name ? name_id : profile_.intern(system_name);
     core::Function key{name_id, system_id, filename.empty() ? empty_ : profile_.intern(filename),
                        start_line};
     const auto next = static_cast<uint32_t>(profile_.functions.size());
