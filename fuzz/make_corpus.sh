@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make_corpus.sh OUTDIR: seed corpora for the fuzz targets, one folder per target:
-#   OUTDIR/fuzz_gperf   the gperftools fixtures (../shared/fixtures/gperf/*.prof)
+#   OUTDIR/fuzz_gperf   the gperftools fixtures (../shared/fixtures/gperf/*.prof), and
+#                       pprof's legacy CPU profiles (if golang-github-google-pprof-dev is installed)
 #   OUTDIR/fuzz_dcpi    DCPI files made from them with `tally convert --to dcpi`
 #   OUTDIR/fuzz_detect  both, plus a gzip-compressed profile
 #   OUTDIR/fuzz_folded  folded stacks written by hand, and `tally convert --to folded` of
@@ -44,6 +45,11 @@ if [ ! -e "${fixtures[0]}" ]; then
 fi
 
 mkdir -p "$out/fuzz_gperf" "$out/fuzz_dcpi" "$out/fuzz_detect"
+# pprof's own legacy CPU profiles (golang-github-google-pprof-dev), when installed: older
+# profilers' files, one with the signal-trampoline frame that the reader removes.
+for prof in /usr/share/gocode/src/github.com/google/pprof/profile/testdata/*.cpu; do
+  if [ -e "$prof" ]; then cp "$prof" "$out/fuzz_gperf/pprof-testdata-$(basename "$prof")"; fi
+done
 for prof in "${fixtures[@]}"; do
   name=$(basename "$prof" .prof)
   cp "$prof" "$out/fuzz_gperf/$name.prof"

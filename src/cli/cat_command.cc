@@ -8,6 +8,7 @@
 #include "cli/summary.h"
 #include "formats/dcpi/dcpi_file.h"
 #include "formats/format.h"
+#include "formats/gperf/binary_inspector.h"
 #include "formats/gperf/gperf_file.h"
 #include "io/input.h"
 
@@ -83,7 +84,10 @@ int run_cat(const CatOptions& opt) {
     formats::Format format;
     const std::string name = in->name();
     const bool gzipped = in->was_gzipped();
-    auto profile = formats::read_profile(std::move(*in), diagnostics, &format);
+    // A gperftools profile's signal frame is judged with the binaries at hand, as the
+    // reports judge it (found at their recorded paths and in $PPROF_BINARY_PATH).
+    const gperf::BinaryInspector binaries = gperf::binary_inspector();
+    auto profile = formats::read_profile(std::move(*in), diagnostics, &format, true, &binaries);
     print_warnings(diagnostics);
     if (!profile) return report(profile.error());
     print_summary(*profile, name, format, gzipped);

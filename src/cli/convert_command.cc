@@ -9,6 +9,7 @@
 #include "cli/output.h"
 #include "cli/symbolize_flags.h"
 #include "formats/format.h"
+#include "formats/gperf/binary_inspector.h"
 #include "io/input.h"
 
 namespace tally::cli {
@@ -45,7 +46,8 @@ int run_convert(const ConvertOptions& opt) {
     auto in = io::Input::open(opt.input);
     if (!in) return report(in.error());
     name = in->name();
-    profile = formats::read_profile(std::move(*in), diagnostics);
+    const gperf::BinaryInspector binaries = gperf::binary_inspector(opt.symbolize.binary_paths);
+    profile = formats::read_profile(std::move(*in), diagnostics, nullptr, true, &binaries);
     if (!profile) {
       print_warnings(diagnostics);
       return report(profile.error());

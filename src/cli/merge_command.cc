@@ -7,6 +7,7 @@
 #include "cli/output.h"
 #include "core/merge.h"
 #include "formats/format.h"
+#include "formats/gperf/binary_inspector.h"
 #include "io/input.h"
 
 namespace tally::cli {
@@ -27,12 +28,13 @@ int run_merge(const MergeOptions& opt) {
     return kUsage;
   }
   core::Diagnostics diagnostics;
+  const gperf::BinaryInspector binaries = gperf::binary_inspector();
   std::vector<core::Profile> profiles;
   profiles.reserve(opt.inputs.size());
   for (const auto& path : opt.inputs) {
     auto in = io::Input::open(path);
     if (!in) return report(in.error());
-    auto profile = formats::read_profile(std::move(*in), diagnostics);
+    auto profile = formats::read_profile(std::move(*in), diagnostics, nullptr, true, &binaries);
     if (!profile) {
       print_warnings(diagnostics);
       return report(profile.error());

@@ -6,6 +6,7 @@
 
 #include "cli/command.h"
 #include "formats/format.h"
+#include "formats/gperf/binary_inspector.h"
 #include "io/input.h"
 
 namespace tally::cli {
@@ -58,7 +59,9 @@ core::Expected<core::Profile> read_report_profile(const std::string& file, const
   auto in = io::Input::open(file);
   if (!in) return in.error();
   core::Diagnostics diagnostics;
-  auto profile = formats::read_profile(std::move(*in), diagnostics, nullptr, /*canonical=*/false);
+  const gperf::BinaryInspector binaries = gperf::binary_inspector(flags.symbolize.binary_paths);
+  auto profile =
+      formats::read_profile(std::move(*in), diagnostics, nullptr, /*canonical=*/false, &binaries);
   if (profile) {
     if (auto st = apply_symbolize_flags(flags.symbolize, *profile, diagnostics); !st) {
       print_warnings(diagnostics);

@@ -51,9 +51,13 @@ struct ReadProgress {
   const io::Input& input;
 };
 
-core::Expected<core::Profile> read_gperf(const io::Input& input, core::Diagnostics& diagnostics) {
+core::Expected<core::Profile> read_gperf(const io::Input& input, core::Diagnostics& diagnostics,
+                                         const gperf::BinaryInspector* binaries) {
   ReadProgress progress(input);
-  return gperf::read_profile(input.bytes(), input.name(), diagnostics, ReadProgress::update, &progress);
+  return gperf::read_profile(input.bytes(), input.name(), diagnostics,
+                             {.binaries = binaries,
+                              .on_progress = ReadProgress::update,
+                              .progress_context = &progress});
 }
 
 core::Expected<core::Profile> read_callgrind(const io::Input& input, core::Diagnostics& diagnostics) {
@@ -94,10 +98,11 @@ std::string writable_format_names() {
 }
 
 core::Expected<core::Profile> read_profile(io::Input&& input, core::Diagnostics& diagnostics,
-                                           Format* detected, bool canonical) {
+                                           Format* detected, bool canonical,
+                                           const gperf::BinaryInspector* binaries) {
   io::Input owned = std::move(input);
   Format f = detect(owned.bytes());
-  if (f != Format::pprof) return read_profile(owned, diagnostics, detected);
+  if (f != Format::pprof) return read_profile(owned, diagnostics, detected, binaries);
   if (detected) *detected = f;
   auto p = pprof::decode_profile(owned.bytes(), owned.name(), diagnostics);
   owned = io::Input::from_bytes(owned.name(), {});  // the bytes are decoded: free them
@@ -106,12 +111,13 @@ core::Expected<core::Profile> read_profile(io::Input&& input, core::Diagnostics&
 }
 
 core::Expected<core::Profile> read_profile(const io::Input& input, core::Diagnostics& diagnostics,
-                                           Format* detected) {
+                                           Format* detected,
+                                           const gperf::BinaryInspector* binaries) {
   Format f = detect(input.bytes());
   if (detected) *detected = f;
   switch (f) {
     case Format::gperf:
-      return read_gperf(input, diagnostics);
+      return read_gperf(input, diagnostics, binaries);
     case Format::dcpi: {
       auto file = dcpi::read_dcpi(input.bytes(), input.name(), diagnostics);
       if (!file) return file.error();

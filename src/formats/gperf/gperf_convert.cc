@@ -51,17 +51,24 @@ class ProfileBuilder {
     // The unwinder may report the leaf twice: once from the signal context, once from the
     // stack walk (pprof compares the adjusted addresses: leaf == caller - 1 + 1).
     if (stack_.size() > 1 && r.pcs[0] == r.pcs[1]) stack_.erase(stack_.begin() + 1);
+    if (stack_.size() > 1) {
+      if (stack_[1] >= records_by_second_frame_.size())
+        records_by_second_frame_.resize(p_.locations.size() + 1);
+      ++records_by_second_frame_[stack_[1]];  // a file of 2^32 records would be 100 GB
+    }
     auto count = static_cast<int64_t>(r.count);
     int64_t values[2] = {count, core::mul_saturating(count, p_.period)};
     merger_->add(stack_, values);
   }
 
-  core::Profile finish(const Header& header, uint64_t records, std::string_view mapped_objects) {
+  core::Profile finish(const Header& header, uint64_t records, std::string_view mapped_objects,
+                       const BinaryInspector* binaries) {
     merger_.reset();
     add_mappings(mapped_objects);
-    p_.canonicalize();
     p_.set_attribute("gperf.layout", layout_name(header.layout));
     p_.set_attribute("gperf.records", std::to_string(records));
+    remove_signal_frame(p_, records_by_second_frame_, records, binaries);
+    p_.canonicalize();
     return std::move(p_);
   }
 
@@ -72,6 +79,7 @@ class ProfileBuilder {
   std::optional<core::SampleMerger> merger_;
   core::AddressMap addresses_;
   std::vector<core::LocationId> stack_;
+  std::vector<uint32_t> records_by_second_frame_;  // by location id
 };
 
 bool looks_like_library(std::string_view file) {
@@ -187,8 +195,7 @@ void ProfileBuilder::add_mappings(std::string_view text) {
 core::Expected<core::Profile> read_profile(std::span<const uint8_t> bytes,
                                            const std::string& source,
                                            core::Diagnostics& diagnostics,
-                                           void (*on_progress)(uint64_t, void*),
-                                           void* progress_context) {
+                                           const ReadOptions& options) {
   try {
     RecordScanner scanner(bytes);
     ProfileBuilder builder(scanner.header().period_us);
@@ -197,20 +204,18 @@ core::Expected<core::Profile> read_profile(std::span<const uint8_t> bytes,
     while (scanner.next(r)) {
       builder.add(r);
       ++records;
-      if (on_progress) on_progress(scanner.offset(), progress_context);
+      if (options.on_progress) options.on_progress(scanner.offset(), options.progress_context);
     }
-    if (!scanner.has_trailer())
-      diagnostics.warn(source + ": byte " + std::to_string(scanner.offset()) +
-                       ": the profile ends without its trailer (0, 1, 0); it was probably cut "
-                       "short, and has no list of mapped objects");
-    return builder.finish(scanner.header(), records, scanner.mapped_objects());
+    if (!scanner.has_trailer()) warn_missing_trailer(diagnostics, source, scanner.offset());
+    return builder.finish(scanner.header(), records, scanner.mapped_objects(), options.binaries);
   } catch (const core::FormatError& e) {
     return e.located(source);
   }
 }
 
 core::Expected<core::Profile> to_profile(const GperfFile& file, const std::string& source,
-                                         core::Diagnostics& diagnostics) {
+                                         core::Diagnostics& diagnostics,
+                                         const BinaryInspector* binaries) {
   try {
     ProfileBuilder builder(file.header.period_us);
     const auto& slots = file.record_slots;
@@ -223,9 +228,10 @@ core::Expected<core::Profile> to_profile(const GperfFile& file, const std::strin
       builder.add(r);
       i += 2 + n;
     }
-    if (!file.has_trailer)
-      diagnostics.warn(source + ": the profile has no trailer and no list of mapped objects");
-    return builder.finish(file.header, file.record_count, file.mapped_objects);
+    if (!file.has_trailer)  // where the file ends: after the last record
+      warn_missing_trailer(diagnostics, source,
+                           file.header.size_bytes() + slots.size() * file.header.layout.word_bytes);
+    return builder.finish(file.header, file.record_count, file.mapped_objects, binaries);
   } catch (const core::FormatError& e) {
     return e.located(source);
   }

@@ -6,10 +6,10 @@
 //  - a leaf duplicated by the unwinder (second PC == first PC) is dropped;
 //  - executable maps lines become mappings; adjacent pieces of one file are joined, the
 //    main binary is moved first, and pprof's fix-ups for legacy mapping quirks applied;
-//  - identical stacks are summed.
-// One pprof heuristic is deliberately not copied: pprof drops the second frame of every
-// stack when almost all stacks share it (a signal-handler artifact of gperftools before
-// 2.0). With a modern profile of one hot call site it deletes real callers; tally keeps them.
+//  - identical stacks are summed;
+//  - the signal-return trampoline that older profilers recorded as every stack's second
+//    frame is removed, but only where the evidence says it is the trampoline: pprof removes
+//    any second frame (nearly) every stack shares, real callers included (signal_frames.h).
 #pragma once
 
 #include <span>
@@ -19,19 +19,28 @@
 #include "core/error.h"
 #include "core/profile.h"
 #include "formats/gperf/gperf_file.h"
+#include "formats/gperf/signal_frames.h"
 
 namespace tally::gperf {
 
-// Streams straight from the file's bytes to a profile (no GperfFile in between), reporting
-// progress on `bytes` to `on_progress` if given.
+struct ReadOptions {
+  // Looks at the binary mapped at a shared second frame (signal_frames.h); null: no binary
+  // at hand, the profile's own evidence decides.
+  const BinaryInspector* binaries = nullptr;
+  // Progress on the file's bytes, if given.
+  void (*on_progress)(uint64_t done, void* context) = nullptr;
+  void* progress_context = nullptr;
+};
+
+// Streams straight from the file's bytes to a profile (no GperfFile in between).
 core::Expected<core::Profile> read_profile(std::span<const uint8_t> bytes,
                                            const std::string& source,
                                            core::Diagnostics& diagnostics,
-                                           void (*on_progress)(uint64_t, void*) = nullptr,
-                                           void* progress_context = nullptr);
+                                           const ReadOptions& options = {});
 
 core::Expected<core::Profile> to_profile(const GperfFile& file, const std::string& source,
-                                         core::Diagnostics& diagnostics);
+                                         core::Diagnostics& diagnostics,
+                                         const BinaryInspector* binaries = nullptr);
 
 // The profile as a 64-bit little-endian gperftools file. What the format cannot carry
 // (labels, extra sample types, build ids, symbol-only locations) is reported.

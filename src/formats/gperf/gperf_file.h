@@ -77,6 +77,11 @@ class RecordScanner {
   std::vector<uint64_t> pcs_;
 };
 
+// The warning for a file whose binary part ends at byte `end` without the trailer (a profile
+// cut short, e.g. by a killed process), hence without its list of mapped objects.
+void warn_missing_trailer(core::Diagnostics& diagnostics, const std::string& source,
+                          uint64_t end);
+
 core::Expected<GperfFile> read_gperf(std::span<const uint8_t> bytes, const std::string& source,
                                      core::Diagnostics& diagnostics);
 

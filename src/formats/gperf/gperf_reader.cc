@@ -128,15 +128,19 @@ core::Expected<GperfFile> read_gperf(std::span<const uint8_t> bytes, const std::
       ++file.record_count;
     }
     file.has_trailer = scanner.has_trailer();
-    if (!file.has_trailer)
-      diagnostics.warn(source + ": byte " + std::to_string(scanner.offset()) +
-                       ": the profile ends without its trailer (0, 1, 0); it was probably cut "
-                       "short, and has no list of mapped objects");
+    if (!file.has_trailer) warn_missing_trailer(diagnostics, source, scanner.offset());
     file.mapped_objects = std::string(scanner.mapped_objects());
     return file;
   } catch (const core::FormatError& e) {
     return e.located(source);
   }
+}
+
+void warn_missing_trailer(core::Diagnostics& diagnostics, const std::string& source,
+                          uint64_t end) {
+  diagnostics.warn(source + ": byte " + std::to_string(end) +
+                   ": the profile ends without its trailer (0, 1, 0); it was probably cut "
+                   "short, and has no list of mapped objects");
 }
 
 }  // namespace tally::gperf
