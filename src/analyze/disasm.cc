@@ -10,7 +10,7 @@
 
 #include "analyze/nodes.h"
 #include "analyze/listing.h"
-#include "symbolize/address_resolver.h"
+#include "symbolize/symbol_map.h"
 #include "symbolize/demangle.h"
 #include "symbolize/find_binary.h"
 #include "symbolize/function_range.h"
@@ -102,35 +102,24 @@ struct SourceLine {
   int64_t line = 0;
 };
 
-// The source lines of ascending `addresses`, each compile unit's run of them resolved at
-// once (the resolver decodes a unit's line program once per call).
-std::vector<SourceLine> source_lines(const symbolize::ElfIndex& index,
-                                     symbolize::AddressResolver& resolver,
-                                     std::span<const uint64_t> addresses) {
+// The source lines of ascending `addresses`.
+std::vector<SourceLine> source_lines(symbolize::SymbolMap& symbols, std::span<const uint64_t> addresses) {
   std::vector<SourceLine> lines(addresses.size());
   std::vector<symbolize::Frame> frames;
   std::vector<uint32_t> ends;
-  for (size_t begin = 0; begin < addresses.size();) {
-    const size_t unit = index.unit_of(addresses[begin]);
-    size_t end = begin + 1;
-    while (end < addresses.size() && index.unit_of(addresses[end]) == unit) ++end;
-    frames.clear();
-    ends.assign(end - begin, 0);
-    resolver.resolve(unit, addresses.subspan(begin, end - begin), frames, ends);
-    for (size_t i = begin, first = 0; i < end; first = ends[i - begin], ++i) {
-      const size_t last = ends[i - begin];
-      if (last == first || frames[first].file[0] == '\0') continue;
-      lines[i] = {frames[last - 1].function->name, std::string(base_name(frames[first].file)),
-                  frames[first].line};
-    }
-    begin = end;
+  symbols.lookup(addresses, frames, ends);
+  for (size_t i = 0, first = 0; i < addresses.size(); first = ends[i], ++i) {
+    const size_t last = ends[i];
+    if (last == first || frames[first].file[0] == '\0') continue;
+    lines[i] = {frames[last - 1].function->name, std::string(base_name(frames[first].file)),
+                frames[first].line};
   }
   return lines;
 }
 
 // The instructions of one routine with their values and source lines.
 core::Status annotate(DisasmRoutine& routine, const symbolize::FunctionRanges& ranges,
-                      const symbolize::ElfIndex& index, symbolize::AddressResolver& resolver,
+                      symbolize::SymbolMap& symbols,
                       std::span<const PlacedNode> in_range,
                       const core::Profile& p, const NodeIndex& nodes, const NodeSums& sums,
                       AsmSyntax syntax) {
@@ -143,7 +132,7 @@ core::Status annotate(DisasmRoutine& routine, const symbolize::FunctionRanges& r
   if (!instructions) return instructions.error();
   std::vector<uint64_t> addresses;
   for (const Instruction& insn : *instructions) addresses.push_back(insn.address);
-  const std::vector<SourceLine> lines = source_lines(index, resolver, addresses);
+  const std::vector<SourceLine> lines = source_lines(symbols, addresses);
   size_t next_node = 0;
   for (size_t i = 0; i < instructions->size(); ++i) {
     const Instruction& insn = (*instructions)[i];
@@ -227,8 +216,7 @@ void object_routines(const DisasmInput& in, const core::Mapping& m,
                                                 m.offset, *in.address);
   const std::vector<PlacedNode> placed =
       place_nodes(in.profile, in.nodes, in.sums, in.location_of, m.file, ranges);
-  std::unique_ptr<symbolize::ElfIndex> index;  // made for the first routine shown
-  std::unique_ptr<symbolize::AddressResolver> resolver;
+  std::unique_ptr<symbolize::SymbolMap> symbols;  // opened for the first routine shown
   for (const symbolize::SymbolRange& symbol : ranges.symbols()) {
     // Only functions with samples are shown: look at the names of those alone.
     auto first = std::lower_bound(placed.begin(), placed.end(), symbol.start,
@@ -252,11 +240,15 @@ void object_routines(const DisasmInput& in, const core::Mapping& m,
     routine.binary = ranges.path();
     routine.start = symbol.start;
     routine.end = symbol.end;
-    if (!resolver) {
-      index = std::make_unique<symbolize::ElfIndex>(found, 1);
-      resolver = std::make_unique<symbolize::AddressResolver>(*index, 0);
+    if (!symbols) {
+      auto opened = symbolize::SymbolMap::open(found);
+      if (!opened) {
+        report.warnings.push_back(fmt::format("disasm: {}: {}", ranges.path(), opened.error().message));
+        return;
+      }
+      symbols = std::move(*opened);
     }
-    auto status = annotate(routine, ranges, *index, *resolver, {first, last}, in.profile, in.nodes,
+    auto status = annotate(routine, ranges, *symbols, {first, last}, in.profile, in.nodes,
                            in.sums, in.syntax);
     if (!status) {
       report.warnings.push_back(status.error().message);
