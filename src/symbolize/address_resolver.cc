@@ -7,7 +7,7 @@
 #include <bit>
 #include <cstring>
 
-#include "symbolize/demangle.h"
+#include "core/demangle.h"
 #include "symbolize/inflated_elf.h"
 
 namespace tally::symbolize {
@@ -546,7 +546,7 @@ const FunctionInfo* AddressResolver::function_for_die(Dwarf_Die* die) {
   if (fresh) {
     if (linkage != nullptr) {
       function.system_name = linkage;
-      function.name = demangle(function.system_name);
+      function.name = core::demangle(function.system_name);
     } else if (plain != nullptr) {
       function.system_name = plain;
       function.name = plain;
@@ -570,7 +570,7 @@ const FunctionInfo* AddressResolver::function_for_symbol(const Symbol& symbol,
     const std::string_view name(symbol_name);
     const size_t at = name.find('@');
     function.system_name = std::string(at == std::string_view::npos || at == 0 ? name : name.substr(0, at));
-    function.name = demangle(function.system_name);
+    function.name = core::demangle(function.system_name);
     function.start_line = die_start_line;
   }
   return &function;

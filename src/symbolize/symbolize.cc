@@ -15,10 +15,11 @@
 
 #include <fmt/format.h>
 
+#include "core/demangle.h"
 #include "core/hash.h"
 #include "core/id_table.h"
+#include "core/path_name.h"
 #include "symbolize/address_resolver.h"
-#include "symbolize/demangle.h"
 #include "symbolize/elf_image.h"
 #include "symbolize/find_binary.h"
 #include "symbolize/run_parallel.h"
@@ -43,11 +44,6 @@ struct Image {
 struct FrameSpan {
   uint32_t task = 0, begin = 0, end = 0;
 };
-
-std::string base_name(std::string_view path) {
-  auto slash = path.rfind('/');
-  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
-}
 
 // Pseudo-files the kernel names in brackets ("[vdso]", "[heap]") have no ELF to read.
 bool is_pseudo_file(std::string_view file) { return file.empty() || file.front() == '['; }
@@ -230,7 +226,7 @@ class FunctionInterner {
     auto [it, added] = by_frame_.try_emplace({frame.function, frame.file}, 0);
     if (added) {
       const FunctionInfo& function = *frame.function;
-      it->second = intern(names_ == NameStyle::simplified ? simplify_name(function.name)
+      it->second = intern(names_ == NameStyle::simplified ? core::simplify_name(function.name)
                                                           : function.name,
                           function.system_name, frame.file, function.start_line);
     }
@@ -420,7 +416,7 @@ core::Status symbolize_locations(core::Profile& profile, const Options& options,
       std::string_view file = profile.str(mapping.file);
       std::string image = file.size() > 2 && file.front() == '[' && file.back() == ']'
                               ? std::string(file.substr(1, file.size() - 2))
-                              : base_name(file);
+                              : std::string(core::base_name(file));
       prefix = "[" + (image.empty() ? std::string("unknown") : image) + "+";
     }
     name = prefix;
