@@ -32,11 +32,6 @@ struct StatCommandOptions {
   std::vector<std::string> command;
 };
 
-int usage_error(const std::string& message) {
-  std::fprintf(stderr, "tally: error: %s\n", message.c_str());
-  return kUsage;
-}
-
 // Each line of a multi-line error (one per event that failed to open) as its own message.
 int report_lines(const core::Error& error) {
   core::Error line = error;
