@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "gperf_decoder.h"
+#include "support/stack_traces.h"
 #include "support/test_support.h"
 
 namespace tally::test {
@@ -173,51 +174,22 @@ TEST(Convert, WritesIntoAFifoInsteadOfReplacingIt) {
 std::string fixture_bin() { return shared("fixtures/bin"); }
 
 // Folded text as stack -> count (equal stacks summed).
-std::map<std::string, uint64_t> folded_stacks(const std::string& text) {
-  std::map<std::string, uint64_t> stacks;
+std::map<std::string, int64_t> folded_stacks(const std::string& text) {
+  std::map<std::string, int64_t> stacks;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
     const size_t space = line.rfind(' ');
     EXPECT_NE(space, std::string::npos) << line;
     if (space == std::string::npos) continue;
-    stacks[line.substr(0, space)] += std::stoull(line.substr(space + 1));
+    stacks[line.substr(0, space)] += std::stoll(line.substr(space + 1));
   }
-  return stacks;
-}
-
-// pprof -traces output (fixtures/gperf/NAME.pprof-traces.txt, made by google/pprof with the
-// binaries) as folded stacks, root first, counted in samples of 1 ms.
-std::map<std::string, uint64_t> pprof_traces_as_folded(const std::string& text) {
-  std::map<std::string, uint64_t> stacks;
-  std::istringstream in(text);
-  std::vector<std::string> frames;
-  uint64_t ms = 0;
-  auto flush = [&] {
-    if (frames.empty()) return;
-    std::string stack;
-    for (auto f = frames.rbegin(); f != frames.rend(); ++f) stack += (stack.empty() ? "" : ";") + *f;
-    stacks[stack] += ms;
-    frames.clear();
-  };
-  static const std::regex first(R"(^\s*(\d+)ms\s+(\S.*)$)"), next(R"(^\s+(\S.*)$)");
-  for (std::string line; std::getline(in, line);) {
-    std::smatch m;
-    if (line.starts_with("-----------+")) {
-      flush();
-    } else if (std::regex_match(line, m, first)) {
-      ms = std::stoull(m[1]);
-      frames.push_back(m[2]);
-    } else if (!frames.empty() && std::regex_match(line, m, next)) {
-      frames.push_back(m[1]);
-    }
-  }
-  flush();
   return stacks;
 }
 
 TEST(ConvertSymbolize, FoldedNamesTheFunctionsAsPprofDoes) {
-  const std::map<std::string, uint64_t> want =
-      pprof_traces_as_folded(read_text(shared("fixtures/gperf/split.pprof-traces.txt")));
+  // google/pprof's -traces of the same profiles with the binaries (1 ms a sample).
+  const std::map<std::string, int64_t> want =
+      folded_ms_from_pprof_traces(read_text(shared("fixtures/gperf/split.pprof-traces.txt")));
   ASSERT_EQ(want.size(), 4u);  // run_rounds > func_a, func_b, func_c, func_d
   // The binaries found with --binary-path, or with PPROF_BINARY_PATH as pprof finds them.
   RunResult flag = run_tally({"convert", fixture("split"), "--binary-path", fixture_bin(), "--to",
@@ -232,7 +204,8 @@ TEST(ConvertSymbolize, FoldedNamesTheFunctionsAsPprofDoes) {
                             RunOptions{.environment = {{"PPROF_BINARY_PATH", fixture_bin()}}});
   ASSERT_EQ(env.exit_code, 0) << env.err;
   EXPECT_EQ(folded_stacks(env.out),
-            pprof_traces_as_folded(read_text(shared("fixtures/gperf/split-nofp.pprof-traces.txt"))))
+            folded_ms_from_pprof_traces(
+                read_text(shared("fixtures/gperf/split-nofp.pprof-traces.txt"))))
       << env.out;
 }
 
@@ -240,17 +213,17 @@ TEST(ConvertSymbolize, SymbolizeNoneKeepsTheAddresses) {
   RunResult r = run_tally({"convert", fixture("split"), "--binary-path", fixture_bin(),
                            "--symbolize=none", "--to", "folded", "-o", "-"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::map<std::string, uint64_t> stacks = folded_stacks(r.out);
+  const std::map<std::string, int64_t> stacks = folded_stacks(r.out);
   ASSERT_FALSE(stacks.empty());
   static const std::regex address_frame(R"(\[(split|libc\.so\.6)\+0x[0-9a-f]+\])");
-  uint64_t total = 0;
+  int64_t total = 0;
   for (const auto& [stack, count] : stacks) {
     std::istringstream frames(stack);
     for (std::string frame; std::getline(frames, frame, ';');)
       EXPECT_TRUE(std::regex_match(frame, address_frame)) << frame << " in " << stack;
     total += count;
   }
-  EXPECT_EQ(total, 276u);  // fixtures/README.md
+  EXPECT_EQ(total, 276);  // fixtures/README.md
   EXPECT_FALSE(contains(r.out, "func_")) << r.out;
 }
 
@@ -266,10 +239,10 @@ TEST(ConvertSymbolize, AMissingBinaryStillConvertsWithItsAddressesAndANote) {
   EXPECT_TRUE(contains(folded.err, "searched")) << folded.err;
   // The program's frames stay addresses: the leaf 0x1674 is func_a's (split.pprof-traces.txt
   // holds 111 ms of func_a, and this stack holds the 111 samples).
-  uint64_t at_1674 = 0;
+  int64_t at_1674 = 0;
   for (const auto& [stack, count] : folded_stacks(folded.out))
     if (stack.ends_with(";[split+0x1674]")) at_1674 += count;
-  EXPECT_EQ(at_1674, 111u) << folded.out;
+  EXPECT_EQ(at_1674, 111) << folded.out;
 
   // In pprof's format the addresses are kept as they were, with no made-up function, so
   // that a symbolizer given the binary later names them; the note stays out of the file.
