@@ -19,8 +19,8 @@
 #      ET_EXEC program where it was linked) and writes the first SAMPLES samples as a
 #      gperftools CPU profile (the legacy format both tools read) with the layout as
 #      /proc/self/maps text;
-#   4. `tally convert --to pprof` turns it into clang-top.pb.gz: mappings with paths,
-#      ranges and offsets, locations with raw addresses, no functions.
+#   4. `tally convert --symbolize=none --to pprof` turns it into clang-top.pb.gz: mappings
+#      with paths, ranges and offsets, locations with raw addresses, no functions.
 # Both tools are then timed on clang-top.pb.gz, each symbolizing it itself (pprof runs
 # llvm-symbolizer or addr2line and nm on the binaries).
 #
@@ -125,7 +125,7 @@ PY
   perf script -i "$perf_data" -F pid,ip,dso 2>/dev/null |
     python3 "$work/convert.py" "$data_dir/clang-top.prof" "$samples" "$freq" ||
     die "making the profile failed"
-  "$tally" convert "$data_dir/clang-top.prof" --to pprof -o "$profile" ||
+  "$tally" convert "$data_dir/clang-top.prof" --symbolize=none --to pprof -o "$profile" ||
     die "tally convert of the made profile failed"
   rm -f "$perf_data"
 fi

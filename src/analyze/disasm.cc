@@ -10,19 +10,15 @@
 
 #include "analyze/nodes.h"
 #include "analyze/listing.h"
+#include "core/demangle.h"
+#include "core/path_name.h"
 #include "symbolize/symbol_map.h"
-#include "symbolize/demangle.h"
 #include "symbolize/find_binary.h"
 #include "symbolize/function_range.h"
 
 namespace tally::analyze {
 
 namespace {
-
-std::string_view base_name(std::string_view path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
 
 // The REGEX as a number, as Go's strconv.ParseUint(s, 0, 64) reads it (0x, 0o, 0b, 0).
 std::optional<uint64_t> parse_address(std::string_view text) {
@@ -48,10 +44,10 @@ std::optional<std::string> matching_name(const symbolize::SymbolRange& symbol,
                                          const std::regex& pattern) {
   for (const std::string& name : symbol.names) {
     if (std::regex_search(name, pattern)) return name;
-    const std::string demangled = symbolize::demangle(name);
+    const std::string demangled = core::demangle(name);
     if (demangled == name) continue;
     if (std::regex_search(demangled, pattern)) return demangled;
-    std::string simple = symbolize::simplify_name(demangled);
+    std::string simple = core::simplify_name(demangled);
     if (std::regex_search(simple, pattern)) return simple;
   }
   return std::nullopt;
@@ -61,7 +57,7 @@ std::optional<std::string> matching_name(const symbolize::SymbolRange& symbol,
 std::string symbolic(const symbolize::FunctionRanges& ranges, uint64_t address) {
   const symbolize::SymbolRange* s = ranges.containing(address);
   if (s == nullptr) return {};
-  const std::string name = symbolize::demangle(s->names.front());
+  const std::string name = core::demangle(s->names.front());
   return address == s->start ? fmt::format("<{}>", name)
                              : fmt::format("<{}+0x{:x}>", name, address - s->start);
 }
@@ -111,7 +107,7 @@ std::vector<SourceLine> source_lines(symbolize::SymbolMap& symbols, std::span<co
   for (size_t i = 0, first = 0; i < addresses.size(); first = ends[i], ++i) {
     const size_t last = ends[i];
     if (last == first || frames[first].file[0] == '\0') continue;
-    lines[i] = {frames[last - 1].function->name, std::string(base_name(frames[first].file)),
+    lines[i] = {frames[last - 1].function->name, std::string(core::base_name(frames[first].file)),
                 frames[first].line};
   }
   return lines;
@@ -156,7 +152,7 @@ core::Status annotate(DisasmRoutine& routine, const symbolize::FunctionRanges& r
       out.flat += sums.flat[n];
       out.cum += sums.cum[n];
       const NodeKey& k = nodes.key(n);
-      if (out.file.empty() && !nodes.file(n).empty()) out.file = std::string(base_name(nodes.file(n)));
+      if (out.file.empty() && !nodes.file(n).empty()) out.file = std::string(core::base_name(nodes.file(n)));
       if (out.line == 0) out.line = k.line;
       if (out.function.empty() && k.name != 0) out.function = std::string(p.str(k.name));
     }

@@ -8,6 +8,7 @@
 #include "analyze/name_filter.h"
 #include "core/hash.h"
 #include "core/id_table.h"
+#include "core/path_name.h"
 
 namespace tally::analyze {
 
@@ -22,12 +23,6 @@ struct NodeKeyHash {
     return static_cast<size_t>(h);
   }
 };
-
-std::string_view base_name(std::string_view path) {
-  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
-  size_t slash = path.rfind('/');
-  return slash == std::string_view::npos || path.size() == 1 ? path : path.substr(slash + 1);
-}
 
 }  // namespace
 
@@ -191,7 +186,7 @@ std::string NodeIndex::name(NodeId n) const {
   else if (k.file != 0) add(files_[k.file]);
   else if (k.name != 0) {
   } else if (k.objfile != 0 && !profile_.str(k.objfile).empty())
-    add(fmt::format("[{}]", base_name(profile_.str(k.objfile))));
+    add(fmt::format("[{}]", core::base_name(profile_.str(k.objfile))));
   else add("<unknown>");
   return out;
 }

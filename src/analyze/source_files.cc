@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "analyze/nodes.h"
+#include "core/path_name.h"
 
 namespace tally::analyze {
 
@@ -31,11 +32,7 @@ std::vector<std::string> split_list(std::string_view list) {
 
 // Go's filepath.Base and filepath.Dir.
 std::string go_base(std::string_view path) {
-  if (path.empty()) return ".";
-  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
-  if (path == "/") return "/";
-  const size_t slash = path.rfind('/');
-  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+  return path.empty() ? "." : std::string(core::base_name(path));
 }
 
 std::string go_dir(std::string_view path) {

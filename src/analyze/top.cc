@@ -9,6 +9,7 @@
 
 #include "analyze/report_graph.h"
 #include "analyze/units.h"
+#include "core/path_name.h"
 #include "core/sample_counts.h"
 
 namespace tally::analyze {
@@ -16,11 +17,6 @@ namespace tally::analyze {
 namespace {
 
 int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
-
-std::string_view base_name(std::string_view path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
 
 // The profiled command of a call-graph profile (callgrind's "cmd:"), else "".
 std::string_view call_graph_command(const core::Profile& p) {
@@ -160,9 +156,9 @@ core::Expected<TopReport> compute_top(const core::Profile& p, const TopOptions& 
                        core::ErrorKind::unsupported};
   const std::string_view command = call_graph_command(p);
   if (!command.empty()) {
-    report.file = std::string(base_name(command.substr(0, command.find(' '))));
+    report.file = std::string(core::base_name(command.substr(0, command.find(' '))));
   } else if (!p.mappings.empty()) {
-    report.file = std::string(base_name(p.str(p.mappings[0].file)));
+    report.file = std::string(core::base_name(p.str(p.mappings[0].file)));
     report.build_id = std::string(p.str(p.mappings[0].build_id));
   }
   for (core::StringId c : p.comments)

@@ -42,6 +42,8 @@ void add_disasm_command(CLI::App& app, Runner& run);
 
 // Prints "tally: error: MESSAGE" and returns the exit code for the error's kind.
 int report(const core::Error& error);
+// Prints "tally: error: MESSAGE" for a wrong command line and returns kUsage.
+int usage_error(const std::string& message);
 // Prints each warning as "tally: warning: ...".
 void print_warnings(const core::Diagnostics& diagnostics);
 

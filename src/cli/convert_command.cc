@@ -16,6 +16,11 @@ namespace tally::cli {
 
 namespace {
 
+// gperf and DCPI hold addresses only: what a symbolizer finds has nowhere to go.
+bool holds_function_names(formats::Format format) {
+  return format != formats::Format::gperf && format != formats::Format::dcpi;
+}
+
 struct ConvertOptions {
   std::string input;
   std::string output;
@@ -36,11 +41,13 @@ int run_convert(const ConvertOptions& opt) {
     return kUsage;
   }
   if (!check_profile_source(opt.input, opt.db)) return kUsage;
+  SymbolizeFlags symbolize = opt.symbolize;
+  if (!holds_function_names(*format)) symbolize.mode = "none";
   core::Diagnostics diagnostics;
   std::string name = opt.db.db;
   core::Expected<core::Profile> profile = core::Profile{};
   if (using_db(opt.db)) {
-    profile = read_db_selection(opt.db, opt.symbolize);
+    profile = read_db_selection(opt.db, symbolize);
     if (!profile) return report(profile.error());
   } else {
     auto in = io::Input::open(opt.input);
@@ -52,9 +59,14 @@ int run_convert(const ConvertOptions& opt) {
       print_warnings(diagnostics);
       return report(profile.error());
     }
-    if (auto st = apply_symbolize_flags(opt.symbolize, *profile, diagnostics); !st) {
+    // What the symbolizer says (a binary not found) is said on stderr but is no loss of the
+    // conversion: it stays out of the output's comments.
+    core::Diagnostics symbolize_notes;
+    auto symbolized = apply_symbolize_flags(symbolize, *profile, symbolize_notes);
+    print_warnings(symbolize_notes);
+    if (!symbolized) {
       print_warnings(diagnostics);
-      return report(st.error());
+      return report(symbolized.error());
     }
   }
   auto files = formats::write_profile(std::move(*profile), *format, diagnostics,
@@ -98,7 +110,12 @@ void add_convert_command(CLI::App& app, Runner& run) {
   cmd->add_flag("--compress-positions,!--no-compress-positions", opt->compress_positions,
                 "callgrind output: positions relative to the previous line (+N, -N, *) where "
                 "shorter (default on)");
-  add_symbolize_flags(cmd, opt->symbolize, "none");
+  // As pprof -proto: names from the binaries where they are found; an address whose binary
+  // is not found stays an address (a later symbolizer may resolve it).
+  opt->symbolize.name_unresolved = false;
+  add_symbolize_flags(cmd, opt->symbolize, "local",
+                      "local for pprof, callgrind and folded; gperf and dcpi hold addresses "
+                      "only and are never symbolized");
   add_db_flags(cmd, opt->db);
   cmd->final_callback([opt, &run] { run = [opt] { return run_convert(*opt); }; });
 }

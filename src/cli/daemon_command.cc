@@ -24,6 +24,7 @@
 #include "collect/default_event.h"
 #include "collect/event_spec.h"
 #include "collect/sampler.h"
+#include "collect/trace_clock.h"
 #include "store/database.h"
 
 namespace tally::cli {
@@ -42,17 +43,6 @@ struct DaemonOptions {
 
 volatile std::sig_atomic_t g_stop = 0;
 void on_stop(int) { g_stop = 1; }
-
-int usage_error(const std::string& message) {
-  std::fprintf(stderr, "tally: error: %s\n", message.c_str());
-  return kUsage;
-}
-
-uint64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1'000'000'000 + uint64_t(ts.tv_nsec);
-}
 
 double cpu_seconds() {
   rusage usage{};
@@ -117,7 +107,7 @@ class Daemon {
   store::MachineInfo machine_;
   uint64_t next_flush_ns_ = 0;
   uint64_t flushed_samples_ = 0;
-  uint64_t started_ns_ = monotonic_ns();
+  uint64_t started_ns_ = collect::monotonic_ns();
 };
 
 core::Expected<std::string> Daemon::flush(const char* why) {
@@ -130,7 +120,7 @@ core::Expected<std::string> Daemon::flush(const char* why) {
                                        static_cast<int64_t>(std::time(nullptr)));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const uint64_t now = monotonic_ns();
+  const uint64_t now = collect::monotonic_ns();
   if (!result) {
     // Retry sooner than the interval: the disk may have room again soon.
     const double retry = std::min(options_.flush_seconds, 30.0);
@@ -158,7 +148,7 @@ std::string Daemon::status() const {
                      epoch_, s.samples, aggregate_.pending_samples(), flushed_samples_,
                      s.lost + s.lost_samples, s.throttled, collector_.processes(),
                      c.unmapped_frames, cpu_seconds(),
-                     double(monotonic_ns() - started_ns_) / 1e9);
+                     double(collect::monotonic_ns() - started_ns_) / 1e9);
 }
 
 void Daemon::handle(ControlServer::Request& request) {
@@ -189,7 +179,7 @@ void Daemon::handle(ControlServer::Request& request) {
 }
 
 int Daemon::run(ControlServer& control) {
-  next_flush_ns_ = monotonic_ns() + static_cast<uint64_t>(options_.flush_seconds * 1e9);
+  next_flush_ns_ = collect::monotonic_ns() + static_cast<uint64_t>(options_.flush_seconds * 1e9);
   while (!g_stop) {
     // A quarter second at most between looks at the control socket and the clock.
     if (auto read = sampler_.read(collector_, 250); !read) {
@@ -199,7 +189,7 @@ int Daemon::run(ControlServer& control) {
     std::string refused;
     while (auto request = control.accept(refused)) handle(*request);
     if (!refused.empty()) log_.line(refused);
-    if (monotonic_ns() >= next_flush_ns_) (void)flush("timer");
+    if (collect::monotonic_ns() >= next_flush_ns_) (void)flush("timer");
   }
   sampler_.disable();
   (void)sampler_.drain(collector_);

@@ -14,6 +14,11 @@ int report(const core::Error& error) {
   return kInvalidInput;
 }
 
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "tally: error: %s\n", message.c_str());
+  return kUsage;
+}
+
 void print_warnings(const core::Diagnostics& diagnostics) {
   for (const auto& w : diagnostics.warnings()) std::fprintf(stderr, "tally: warning: %s\n", w.c_str());
 }

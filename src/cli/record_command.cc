@@ -45,11 +45,6 @@ struct RecordOptions {
   SymbolizeFlags symbolize;
 };
 
-int usage_error(const std::string& message) {
-  std::fprintf(stderr, "tally: error: %s\n", message.c_str());
-  return kUsage;
-}
-
 // "fp", "none", "dwarf" or "dwarf,SIZE" (bytes of user stack per sample).
 bool parse_call_graph(const std::string& text, collect::SamplingOptions& sampling, std::string& error) {
   if (text == "fp") sampling.call_graph = collect::CallGraphMode::fp;

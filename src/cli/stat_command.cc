@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +14,7 @@
 #include "collect/event_spec.h"
 #include "collect/stat_output.h"
 #include "collect/stat_session.h"
+#include "io/output.h"
 
 namespace tally::cli {
 namespace {
@@ -29,13 +29,9 @@ struct StatCommandOptions {
   bool summary = false;
   bool json = false;
   std::string separator;
+  std::string output = "-";
   std::vector<std::string> command;
 };
-
-int usage_error(const std::string& message) {
-  std::fprintf(stderr, "tally: error: %s\n", message.c_str());
-  return kUsage;
-}
 
 // Each line of a multi-line error (one per event that failed to open) as its own message.
 int report_lines(const core::Error& error) {
@@ -128,20 +124,23 @@ int run_stat_command(const StatCommandOptions& opt) {
     options.clock = collect::TraceClock(collect::TraceClockKind::monotonic);
   }
 
+  // Opened before anything is counted or run: an output that cannot be written is said at
+  // once. A run that fails leaves FILE as it was (the writer removes its temporary file).
+  auto out = io::AtomicFileWriter::open(opt.output);
+  if (!out) return report(out.error());
   collect::StatPrintOptions print;
   print.summary = opt.summary;
   print.json = opt.json;
   print.separator = opt.separator;
-  collect::StatPrinter printer(options.events, print, stdout);
+  collect::StatPrinter printer(options.events, print, *out);
   auto outcome = collect::run_stat(options, printer);
   if (!outcome) return report_lines(outcome.error());
   if (!printer.finish(*outcome, options)) {
     // A reader that went away (| head) is no error worth a message.
-    if (printer.write_error() != EPIPE)
-      std::fprintf(stderr, "tally: error: cannot write the output: %s\n",
-                   std::strerror(printer.write_error()));
+    if (printer.write_error() != EPIPE) report(*printer.write_failure());
     return kIoError;
   }
+  if (auto committed = out->commit(); !committed) return report(committed.error());
   return outcome->command_ran ? outcome->command_exit_code : kOk;
 }
 
@@ -192,6 +191,14 @@ void add_stat_command(CLI::App& app, Runner& run) {
                   "separate fields with SEP instead of a tab; with --summary, SEP-separated "
                   "rows with a header instead of the table")
       ->excludes(json);
+  cmd->add_option("-o,--output", opt->output,
+                  "write the trace (or --summary, --json) to FILE instead of standard output, "
+                  "which is left to the command. FILE appears when tally stat ends (the "
+                  "command's end, --duration, SIGINT/SIGTERM/SIGHUP), complete: until then "
+                  "each interval goes to .FILE.tmp.XXXXXX beside it (tail -f that to watch), "
+                  "so that no reader sees a half-written trace; a run that fails leaves FILE "
+                  "as it was. A device or FIFO is written in place; - is standard output")
+      ->type_name("FILE");
   cmd->add_option("command", opt->command, "-- CMD [ARGS...]: count while CMD runs");
   cmd->final_callback([opt, &run] { run = [opt] { return run_stat_command(*opt); }; });
 }

@@ -4,13 +4,15 @@
 
 namespace tally::cli {
 
-void add_symbolize_flags(CLI::App* cmd, SymbolizeFlags& flags, const std::string& default_mode) {
+void add_symbolize_flags(CLI::App* cmd, SymbolizeFlags& flags, const std::string& default_mode,
+                         const std::string& default_text) {
   flags.mode = default_mode;
   // A flag with an optional value: "--symbolize" means local, "--symbolize=none" none.
   cmd->add_flag("--symbolize{local}", flags.mode,
                 "--symbolize or --symbolize=local: resolve unsymbolized addresses from the "
                 "binaries (ELF symbols, DWARF lines and inline frames); --symbolize=none: "
-                "leave them as addresses (default: " + default_mode + ")")
+                "leave them as addresses (default: " +
+                    (default_text.empty() ? default_mode : default_text) + ")")
       ->check(CLI::IsMember({"local", "none"}));
   cmd->add_option("--binary-path", flags.binary_paths,
                   "a directory to look for the binaries in, as DIR/NAME or DIR/full/path "
@@ -24,6 +26,7 @@ core::Status apply_symbolize_flags(const SymbolizeFlags& flags, core::Profile& p
   symbolize::Options options;
   options.binary_paths = flags.binary_paths;
   options.names = symbolize::NameStyle::simplified;
+  options.name_unresolved = flags.name_unresolved;
   return symbolize::symbolize(profile, options, diagnostics);
 }
 

@@ -16,10 +16,15 @@ namespace tally::cli {
 struct SymbolizeFlags {
   std::string mode;  // "local" or "none"
   std::vector<std::string> binary_paths;
+  // Addresses no binary resolves: named "[lib+0x12]" (reports), or left as addresses
+  // (convert, whose output a later symbolizer with the binaries may still resolve).
+  bool name_unresolved = true;
 };
 
-// Adds --symbolize MODE (default `default_mode`) and --binary-path DIR to `cmd`.
-void add_symbolize_flags(CLI::App* cmd, SymbolizeFlags& flags, const std::string& default_mode);
+// Adds --symbolize MODE (default `default_mode`, described as `default_text` in --help when
+// not empty) and --binary-path DIR to `cmd`.
+void add_symbolize_flags(CLI::App* cmd, SymbolizeFlags& flags, const std::string& default_mode,
+                         const std::string& default_text = "");
 
 // Symbolizes the profile's unsymbolized locations when the mode asks for it, with pprof's
 // simplified function names ("ns::f", as pprof shows and stores them).

@@ -20,6 +20,7 @@
 #include "collect/proc_tasks.h"
 #include "collect/process_maps.h"
 #include "collect/ring_buffer.h"
+#include "collect/trace_clock.h"
 
 namespace tally::collect {
 
@@ -32,12 +33,6 @@ constexpr uint64_t kHoldBackNs = 2'000'000;
 // that is neither attached nor followed by inheritance (bounded, for a process that
 // creates threads faster than we attach).
 constexpr int kMaxAttachPasses = 16;
-
-uint64_t monotonic_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
-}
 
 size_t floor_pow2(size_t n) {
   size_t p = 1;

@@ -1,7 +1,6 @@
 #include "collect/stat_output.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -216,7 +215,7 @@ std::string format_summary_json(const StatSummary& summary,
 }
 
 StatPrinter::StatPrinter(const std::vector<CounterRequest>& requests, StatPrintOptions options,
-                         std::FILE* out)
+                         io::AtomicFileWriter& out)
     : requests_(requests), options_(std::move(options)), out_(out), summary_(requests.size()) {}
 
 bool StatPrinter::interval(const std::vector<TraceLine>& lines) {
@@ -232,16 +231,14 @@ bool StatPrinter::interval(const std::vector<TraceLine>& lines) {
 }
 
 bool StatPrinter::write(const std::string& text) {
-  if (write_error_ != 0) return false;
-  errno = 0;
-  if (std::fwrite(text.data(), 1, text.size(), out_) == text.size() && std::fflush(out_) == 0)
-    return true;
-  write_error_ = errno != 0 ? errno : EIO;
-  return false;
+  if (write_failure_) return false;
+  auto written = out_.write(text);
+  if (!written) write_failure_ = written.error();
+  return !write_failure_;
 }
 
 bool StatPrinter::finish(const StatOutcome& outcome, const StatOptions& options) {
-  if (!options_.summary) return write_error_ == 0;
+  if (!options_.summary) return !write_failure_;
   std::string text =
       options_.json ? format_summary_json(summary_, requests_, outcome, options)
       : !options_.separator.empty()

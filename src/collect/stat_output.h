@@ -7,12 +7,14 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "collect/stat_session.h"
+#include "core/error.h"
+#include "io/output.h"
 
 namespace tally::collect {
 
@@ -62,26 +64,28 @@ std::string format_summary_json(const StatSummary& summary,
                                 const std::vector<CounterRequest>& requests,
                                 const StatOutcome& outcome, const StatOptions& options);
 
-// The sink run_stat writes to: the trace (or JSON lines) as each interval ends, flushed
-// so that a pipe sees it at once; the summary at the end.
+// The sink run_stat writes to: the trace (or JSON lines) as each interval ends, written at
+// once so that a pipe (or a look at -o's temporary file) sees it; the summary at the end.
 class StatPrinter : public StatSink {
  public:
   StatPrinter(const std::vector<CounterRequest>& requests, StatPrintOptions options,
-              std::FILE* out);
+              io::AtomicFileWriter& out);
   bool interval(const std::vector<TraceLine>& lines) override;
   // Prints the summary when asked for; false when the output could not be written.
   bool finish(const StatOutcome& outcome, const StatOptions& options);
   // The errno of the first failed write (EPIPE: the reader went away), 0 if none.
-  int write_error() const { return write_error_; }
+  int write_error() const { return out_.error_number(); }
+  // What the first failed write said ("FILE: cannot write: ..."), when one failed.
+  const std::optional<core::Error>& write_failure() const { return write_failure_; }
   const StatSummary& summary() const { return summary_; }
 
  private:
   const std::vector<CounterRequest>& requests_;
   StatPrintOptions options_;
-  std::FILE* out_;
+  io::AtomicFileWriter& out_;
   StatSummary summary_;
   std::string buffer_;
-  int write_error_ = 0;
+  std::optional<core::Error> write_failure_;
   bool write(const std::string& text);
 };
 

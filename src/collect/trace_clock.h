@@ -28,7 +28,8 @@ class TraceClock {
   TraceClockKind kind_;
 };
 
-// CLOCK_MONOTONIC in nanoseconds.
+// CLOCK_MONOTONIC in nanoseconds: what the sampler, tally stat's intervals and the daemon
+// time themselves by.
 uint64_t monotonic_ns();
 
 }  // namespace tally::collect

@@ -29,68 +29,96 @@ bool write_all(int fd, std::string_view data) {
   return true;
 }
 
-}  // namespace
-
-namespace {
-
-// A device or FIFO (`-o /dev/null`, `-o /dev/stdout`, a named pipe) is written in place:
-// renaming over it would replace the device with a regular file.
-core::Status write_in_place(const std::string& path, std::string_view data) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return os_error(path, "cannot open");
-  if (!write_all(fd, data)) {
-    core::Error e = os_error(path, "cannot write");
-    ::close(fd);
-    return e;
-  }
-  if (::close(fd) != 0) return os_error(path, "cannot close");
-  return core::ok();
+std::filesystem::path directory_of(const std::string& path) {
+  std::filesystem::path target(path);
+  return target.has_parent_path() ? target.parent_path() : ".";
 }
 
 }  // namespace
 
-core::Status write_file_atomically(const std::string& path, std::string_view data) {
-  if (path == "-") {
-    if (!write_all(STDOUT_FILENO, data)) return os_error("<stdout>", "cannot write");
+core::Expected<AtomicFileWriter> AtomicFileWriter::open(const std::string& path) {
+  if (path == "-") return AtomicFileWriter(path, STDOUT_FILENO, "");
+  // A device or FIFO (`-o /dev/null`, `-o /dev/stdout`, a named pipe) is written in place:
+  // renaming over it would replace the device with a regular file.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return os_error(path, "cannot open");
+    return AtomicFileWriter(path, fd, "");
+  }
+  const std::string name = std::filesystem::path(path).filename().string();
+  std::string tmpl = (directory_of(path) / ("." + name + ".tmp.XXXXXX")).string();
+  std::vector<char> buffer(tmpl.begin(), tmpl.end());
+  buffer.push_back('\0');
+  // Close-on-exec: a command tally stat runs must not hold (and keep alive) the file.
+  int fd = ::mkostemp(buffer.data(), O_CLOEXEC);
+  if (fd < 0) return os_error(path, "cannot create temporary file");
+  return AtomicFileWriter(path, fd, std::string(buffer.data()));
+}
+
+AtomicFileWriter::AtomicFileWriter(AtomicFileWriter&& other) noexcept
+    : path_(std::move(other.path_)),
+      fd_(other.fd_),
+      temporary_(std::move(other.temporary_)),
+      error_number_(other.error_number_) {
+  other.fd_ = -1;
+  other.temporary_.clear();
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0 && fd_ != STDOUT_FILENO) ::close(fd_);
+  if (!temporary_.empty()) ::unlink(temporary_.c_str());
+}
+
+core::Error AtomicFileWriter::fail(const char* what) {
+  if (error_number_ == 0) error_number_ = errno != 0 ? errno : EIO;
+  errno = error_number_;
+  return os_error(path_ == "-" ? "<stdout>" : path_, what);
+}
+
+core::Status AtomicFileWriter::write(std::string_view data) {
+  errno = 0;
+  if (fd_ < 0) return fail("cannot write after the file was closed");
+  if (!write_all(fd_, data)) return fail("cannot write");
+  return core::ok();
+}
+
+core::Status AtomicFileWriter::commit() {
+  if (fd_ < 0) return fail("cannot write after the file was closed");
+  const int fd = fd_;
+  fd_ = -1;
+  if (fd == STDOUT_FILENO) return core::ok();
+  if (temporary_.empty()) {
+    errno = 0;
+    if (::close(fd) != 0) return fail("cannot close");
     return core::ok();
   }
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-    return write_in_place(path, data);
-  std::filesystem::path target(path);
-  std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
-  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
-  std::vector<char> name(tmpl.begin(), tmpl.end());
-  name.push_back('\0');
-  int fd = ::mkstemp(name.data());
-  if (fd < 0) return os_error(path, "cannot create temporary file");
-  std::string tmp(name.data());
-  auto fail = [&](const char* what) {
-    core::Error e = os_error(path, what);
+  const char* failed = ::fchmod(fd, 0644) != 0 ? "cannot set permissions"
+                       : ::fsync(fd) != 0        ? "cannot sync"
+                                                 : nullptr;
+  if (failed) {
+    core::Error e = fail(failed);
     ::close(fd);
-    ::unlink(tmp.c_str());
-    return e;
-  };
-  if (!write_all(fd, data)) return fail("cannot write");
-  if (::fchmod(fd, 0644) != 0) return fail("cannot set permissions");
-  if (::fsync(fd) != 0) return fail("cannot sync");
-  if (::close(fd) != 0) {
-    core::Error e = os_error(path, "cannot close");
-    ::unlink(tmp.c_str());
     return e;
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    core::Error e = os_error(path, "cannot rename temporary file into place");
-    ::unlink(tmp.c_str());
-    return e;
-  }
+  if (::close(fd) != 0) return fail("cannot close");
+  if (::rename(temporary_.c_str(), path_.c_str()) != 0)
+    return fail("cannot rename temporary file into place");
+  temporary_.clear();
   // Make the rename itself durable.
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int dfd = ::open(directory_of(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     ::fsync(dfd);
     ::close(dfd);
   }
   return core::ok();
+}
+
+core::Status write_file_atomically(const std::string& path, std::string_view data) {
+  auto writer = AtomicFileWriter::open(path);
+  if (!writer) return writer.error();
+  if (auto written = writer->write(data); !written) return written;
+  return writer->commit();
 }
 
 core::Status make_directories(const std::string& path) {

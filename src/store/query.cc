@@ -13,6 +13,7 @@
 #include <span>
 
 #include "core/diagnostics.h"
+#include "core/path_name.h"
 #include "formats/dcpi/dcpi_file.h"
 #include "formats/pprof/pprof.h"
 #include "store/database.h"
@@ -134,11 +135,6 @@ bool has_changed(const IndexEntry& entry) {
   const int64_t mtime = int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
   return st.st_ino != entry.key.inode || uint64_t(st.st_size) != entry.key.size ||
          (entry.key.mtime_ns != 0 && mtime != entry.key.mtime_ns);
-}
-
-std::string base_name(std::string_view path) {
-  auto slash = path.rfind('/');
-  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
 }
 
 }  // namespace
@@ -290,7 +286,7 @@ core::Expected<DbProfile> read_db_profile(const Selection& selection) {
   for (core::Location& l : p.locations) {
     if (!stale[l.mapping - 1]) continue;
     const core::Mapping& m = p.mapping(l.mapping);
-    const std::string name = fmt::format("[{}+{:#x}]", base_name(p.str(m.file)), l.address - m.start);
+    const std::string name = fmt::format("[{}+{:#x}]", core::base_name(p.str(m.file)), l.address - m.start);
     l.lines.push_back({p.add_function({p.intern(name), p.intern(name), 0, 0}), 0, 0});
   }
   return out;

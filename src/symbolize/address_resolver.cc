@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "symbolize/demangle.h"
+#include "core/demangle.h"
 #include "symbolize/range_lookup.h"
 
 namespace tally::symbolize {
@@ -278,7 +278,7 @@ const FunctionInfo* AddressResolver::function_for_die(Dwarf_Die* die) {
   if (fresh) {
     if (linkage != nullptr) {
       function.system_name = linkage;
-      function.name = demangle(function.system_name);
+      function.name = core::demangle(function.system_name);
     } else if (plain != nullptr) {
       function.system_name = plain;
       function.name = plain;
@@ -303,7 +303,7 @@ const FunctionInfo* AddressResolver::function_for_symbol(const Symbol& symbol,
     const std::string_view name(symbol_name);
     const size_t at = name.ends_with("@plt") ? std::string_view::npos : name.find('@');
     function.system_name = std::string(at == std::string_view::npos || at == 0 ? name : name.substr(0, at));
-    function.name = demangle(function.system_name);
+    function.name = core::demangle(function.system_name);
     function.start_line = die_start_line;
   }
   return &function;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "core/path_name.h"
 #include "symbolize/elf_image.h"
 
 namespace tally::symbolize {
@@ -17,11 +18,6 @@ std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return text;
-}
-
-std::string base_name(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 std::string dir_name(const std::string& path) {
@@ -69,7 +65,7 @@ FoundBinary find_binary(const std::string& mapping_file, const std::string& mapp
   std::vector<std::string> candidates;
   for (const auto& dir : dirs) {
     if (dir.empty()) continue;
-    candidates.push_back(join(dir, base_name(mapping_file)));
+    candidates.push_back(join(dir, std::string(core::base_name(mapping_file))));
     if (mapping_file.find('/') != std::string::npos) candidates.push_back(join(dir, mapping_file));
   }
   candidates.push_back(mapping_file);

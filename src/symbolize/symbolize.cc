@@ -15,10 +15,11 @@
 
 #include <fmt/format.h>
 
+#include "core/demangle.h"
 #include "core/hash.h"
 #include "core/id_table.h"
+#include "core/path_name.h"
 #include "symbolize/address_resolver.h"
-#include "symbolize/demangle.h"
 #include "symbolize/elf_image.h"
 #include "symbolize/find_binary.h"
 #include "symbolize/run_parallel.h"
@@ -43,11 +44,6 @@ struct Image {
 struct FrameSpan {
   uint32_t task = 0, begin = 0, end = 0;
 };
-
-std::string base_name(std::string_view path) {
-  auto slash = path.rfind('/');
-  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
-}
 
 // Pseudo-files the kernel names in brackets ("[vdso]", "[heap]") have no ELF to read.
 bool is_pseudo_file(std::string_view file) { return file.empty() || file.front() == '['; }
@@ -256,7 +252,7 @@ class FunctionInterner {
     auto [it, added] = by_frame_.try_emplace({frame.function, frame.file}, 0);
     if (added) {
       const FunctionInfo& function = *frame.function;
-      it->second = intern(names_ == NameStyle::simplified ? simplify_name(function.name)
+      it->second = intern(names_ == NameStyle::simplified ? core::simplify_name(function.name)
                                                           : function.name,
                           function.system_name, frame.file, function.start_line);
     }
@@ -297,16 +293,19 @@ class FunctionInterner {
 
 namespace {
 
+// A location with an address in a mapping whose functions are not known yet, and no lines.
+// Address 0 is pprof's "unknown address": nothing to look up.
+bool wants_lookup(const core::Profile& profile, const core::Location& location) {
+  return location.mapping != 0 && location.mapping <= profile.mappings.size() &&
+         location.address != 0 && location.lines.empty() &&
+         !profile.mapping(location.mapping).has_functions;
+}
+
 core::Status symbolize_locations(core::Profile& profile, const Options& options,
                                  core::Diagnostics& diagnostics) {
   const std::vector<std::string> dirs = binary_search_dirs(options.binary_paths);
 
-  // Address 0 is pprof's "unknown address": nothing to look up.
-  auto is_wanted = [&](const core::Location& location) {
-    return location.mapping != 0 && location.mapping <= profile.mappings.size() &&
-           location.address != 0 && location.lines.empty() &&
-           !profile.mapping(location.mapping).has_functions;
-  };
+  auto is_wanted = [&](const core::Location& location) { return wants_lookup(profile, location); };
   // Locations to resolve, per mapping.
   std::vector<std::vector<core::LocationId>> wanted(profile.mappings.size());
   for (size_t i = 0; i < profile.locations.size(); ++i)
@@ -407,7 +406,8 @@ core::Status symbolize_locations(core::Profile& profile, const Options& options,
   // not memory, until used) so that the table is not copied as it doubles.
   size_t frame_count = 0, unresolved_count = 0;
   for (const Task& task : resolution.tasks) frame_count += task.frames.size();
-  for (const core::Location& location : profile.locations) unresolved_count += is_wanted(location);
+  if (options.name_unresolved)
+    for (const core::Location& location : profile.locations) unresolved_count += is_wanted(location);
   profile.functions.reserve(profile.functions.size() + frame_count + unresolved_count);
   std::vector<bool> mapping_resolved(profile.mappings.size(), false);
   core::LineList lines;
@@ -433,20 +433,21 @@ core::Status symbolize_locations(core::Profile& profile, const Options& options,
   resolution = {};
   ::malloc_trim(0);
 
-  // What is still wanted found no function (or no ELF): "[libfoo.so+0x1234]".
+  // What is still wanted found no function (or no ELF): "[libfoo.so+0x1234]", or left as an
+  // address.
   // Per mapping, how an unresolved address's name starts: "[libfoo.so+" ("[vdso+", not
   // "[[vdso]+").
   std::vector<std::string> unresolved_prefix(profile.mappings.size());
   std::string name;
   for (core::Location& location : profile.locations) {
-    if (!is_wanted(location)) continue;
+    if (!options.name_unresolved || !is_wanted(location)) continue;
     const core::Mapping& mapping = profile.mapping(location.mapping);
     std::string& prefix = unresolved_prefix[location.mapping - 1];
     if (prefix.empty()) {
       std::string_view file = profile.str(mapping.file);
       std::string image = file.size() > 2 && file.front() == '[' && file.back() == ']'
                               ? std::string(file.substr(1, file.size() - 2))
-                              : base_name(file);
+                              : std::string(core::base_name(file));
       prefix = "[" + (image.empty() ? std::string("unknown") : image) + "+";
     }
     name = prefix;
@@ -473,6 +474,11 @@ core::Status symbolize_locations(core::Profile& profile, const Options& options,
 
 core::Status symbolize(core::Profile& profile, const Options& options,
                        core::Diagnostics& diagnostics) {
+  // A profile symbolized already (pprof -proto's, tally record's) costs a look at each
+  // location, not the threads, lookups and heap trimming below.
+  if (std::none_of(profile.locations.begin(), profile.locations.end(),
+                   [&](const core::Location& location) { return wants_lookup(profile, location); }))
+    return core::ok();
   core::Status status = symbolize_locations(profile, options, diagnostics);
   // The resolvers and frames just freed: back to the system before the report's turn.
   ::malloc_trim(0);

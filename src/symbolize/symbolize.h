@@ -27,14 +27,19 @@ struct Options {
   std::vector<std::string> binary_paths;
   unsigned threads = 0;  // 0: all cores
   NameStyle names = NameStyle::full;
+  // true (reports): an address no binary resolves gets a line named "[libfoo.so+0x1234]".
+  // false (convert): it keeps no line, so that the output holds the raw address, which a
+  // later symbolizer given the binary can still resolve.
+  bool name_unresolved = true;
 };
 
 // Resolves every location whose mapping does not already have functions and whose lines
 // are empty: fills Location::lines (innermost inline frame first, as pprof), interns the
 // Function entries and sets the mapping's has_functions / has_filenames /
 // has_line_numbers / has_inline_frames. An address that cannot be resolved gets one line
-// whose function is named "[libfoo.so+0x1234]" (the file offset). A missing binary is
-// reported once in `diagnostics`, with the paths searched.
+// whose function is named "[libfoo.so+0x1234]" (the file offset), unless
+// options.name_unresolved is false. A missing binary is reported once in `diagnostics`,
+// with the paths searched.
 core::Status symbolize(core::Profile& profile, const Options& options,
                        core::Diagnostics& diagnostics);
 

@@ -1,7 +1,9 @@
 // `tally convert`: standard input and output, format detection from content (never from
-// the name), gzip input, and where DCPI output goes (a file for one image, a directory for
-// several, refused on standard output when there are several).
+// the name), gzip input, where DCPI output goes (a file for one image, a directory for
+// several, refused on standard output when there are several), and symbolization by default
+// for the formats that hold function names.
 #include <fcntl.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,8 +11,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <regex>
+#include <sstream>
 
 #include "gperf_decoder.h"
+#include "support/stack_traces.h"
 #include "support/test_support.h"
 
 namespace tally::test {
@@ -161,6 +166,132 @@ TEST(Convert, WritesIntoAFifoInsteadOfReplacingIt) {
   EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced";
   ASSERT_FALSE(received.empty());
   EXPECT_EQ(decode_gperf64le({received.begin(), received.end()}).total_samples(), 276u);
+}
+
+
+// --- symbolization: on by default for folded, callgrind and pprof, as pprof -proto ---
+
+std::string fixture_bin() { return shared("fixtures/bin"); }
+
+// Folded text as stack -> count (equal stacks summed).
+std::map<std::string, int64_t> folded_stacks(const std::string& text) {
+  std::map<std::string, int64_t> stacks;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const size_t space = line.rfind(' ');
+    EXPECT_NE(space, std::string::npos) << line;
+    if (space == std::string::npos) continue;
+    stacks[line.substr(0, space)] += std::stoll(line.substr(space + 1));
+  }
+  return stacks;
+}
+
+TEST(ConvertSymbolize, FoldedNamesTheFunctionsAsPprofDoes) {
+  // google/pprof's -traces of the same profiles with the binaries (1 ms a sample).
+  const std::map<std::string, int64_t> want =
+      folded_ms_from_pprof_traces(read_text(shared("fixtures/gperf/split.pprof-traces.txt")));
+  ASSERT_EQ(want.size(), 4u);  // run_rounds > func_a, func_b, func_c, func_d
+  // The binaries found with --binary-path, or with PPROF_BINARY_PATH as pprof finds them.
+  RunResult flag = run_tally({"convert", fixture("split"), "--binary-path", fixture_bin(), "--to",
+                              "folded", "-o", "-"});
+  ASSERT_EQ(flag.exit_code, 0) << flag.err;
+  EXPECT_EQ(folded_stacks(flag.out), want) << flag.out;
+  for (const char* f : {"func_a 111", "func_b 83", "func_c 53", "func_d 29"})
+    EXPECT_TRUE(contains(flag.out, std::string("run_rounds;") + f)) << f;
+  EXPECT_FALSE(contains(flag.err, "symbolize")) << flag.err;
+
+  RunResult env = run_tally({"convert", fixture("split-nofp"), "--to", "folded", "-o", "-"},
+                            RunOptions{.environment = {{"PPROF_BINARY_PATH", fixture_bin()}}});
+  ASSERT_EQ(env.exit_code, 0) << env.err;
+  EXPECT_EQ(folded_stacks(env.out),
+            folded_ms_from_pprof_traces(
+                read_text(shared("fixtures/gperf/split-nofp.pprof-traces.txt"))))
+      << env.out;
+}
+
+TEST(ConvertSymbolize, SymbolizeNoneKeepsTheAddresses) {
+  RunResult r = run_tally({"convert", fixture("split"), "--binary-path", fixture_bin(),
+                           "--symbolize=none", "--to", "folded", "-o", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::map<std::string, int64_t> stacks = folded_stacks(r.out);
+  ASSERT_FALSE(stacks.empty());
+  static const std::regex address_frame(R"(\[(split|libc\.so\.6)\+0x[0-9a-f]+\])");
+  int64_t total = 0;
+  for (const auto& [stack, count] : stacks) {
+    std::istringstream frames(stack);
+    for (std::string frame; std::getline(frames, frame, ';');)
+      EXPECT_TRUE(std::regex_match(frame, address_frame)) << frame << " in " << stack;
+    total += count;
+  }
+  EXPECT_EQ(total, 276);  // fixtures/README.md
+  EXPECT_FALSE(contains(r.out, "func_")) << r.out;
+}
+
+TEST(ConvertSymbolize, AMissingBinaryStillConvertsWithItsAddressesAndANote) {
+  TempDir dir;
+  const std::string empty = dir.file("empty");
+  std::filesystem::create_directory(empty);
+  const RunOptions nowhere{.environment = {{"PPROF_BINARY_PATH", empty}}};
+  // The profile names /tmp/tally-fx/bin/split, which is not on this machine.
+  RunResult folded = run_tally({"convert", fixture("split"), "--to", "folded", "-o", "-"}, nowhere);
+  ASSERT_EQ(folded.exit_code, 0) << folded.err;
+  EXPECT_TRUE(contains(folded.err, "/tmp/tally-fx/bin/split: not found")) << folded.err;
+  EXPECT_TRUE(contains(folded.err, "searched")) << folded.err;
+  // The program's frames stay addresses: the leaf 0x1674 is func_a's (split.pprof-traces.txt
+  // holds 111 ms of func_a, and this stack holds the 111 samples).
+  int64_t at_1674 = 0;
+  for (const auto& [stack, count] : folded_stacks(folded.out))
+    if (stack.ends_with(";[split+0x1674]")) at_1674 += count;
+  EXPECT_EQ(at_1674, 111) << folded.out;
+
+  // In pprof's format the addresses are kept as they were, with no made-up function, so
+  // that a symbolizer given the binary later names them; the note stays out of the file.
+  const std::string out = dir.file("split.pb.gz");
+  RunResult pprof = run_tally({"convert", fixture("split"), "--to", "pprof", "-o", out}, nowhere);
+  ASSERT_EQ(pprof.exit_code, 0) << pprof.err;
+  EXPECT_TRUE(contains(pprof.err, "split: not found")) << pprof.err;
+  RunResult later = run_tally({"top", "--binary-path", fixture_bin(), out}, nowhere);
+  ASSERT_EQ(later.exit_code, 0) << later.err;
+  EXPECT_THAT(later.out, testing::ContainsRegex("111ms 40\\.22% .* func_a\n")) << later.out;
+  RunResult cat = run_tally({"cat", out});
+  EXPECT_FALSE(contains(cat.out, "not found")) << "the note is not a comment in the file";
+}
+
+TEST(ConvertSymbolize, CallgrindAndPprofGetTheNamesToo) {
+  const RunOptions with_binaries{.environment = {{"PPROF_BINARY_PATH", fixture_bin()}}};
+  // Names written out in full on every fn= line (not "(id)").
+  RunResult callgrind = run_tally({"convert", fixture("split"), "--to", "callgrind",
+                                   "--no-compress-names", "-o", "-"},
+                                  with_binaries);
+  ASSERT_EQ(callgrind.exit_code, 0) << callgrind.err;
+  for (const char* f : {"func_a", "func_b", "func_c", "func_d", "run_rounds", "main"})
+    EXPECT_TRUE(contains(callgrind.out, std::string("\nfn=") + f + "\n")) << f;
+  EXPECT_FALSE(contains(callgrind.out, "fn=0x")) << callgrind.out;
+
+  TempDir dir;
+  const std::string out = dir.file("split.pb.gz");
+  RunResult pprof =
+      run_tally({"convert", fixture("split"), "--to", "pprof", "-o", out}, with_binaries);
+  ASSERT_EQ(pprof.exit_code, 0) << pprof.err;
+  // The names are in the file: top, told not to symbolize, shows them.
+  RunResult top = run_tally({"top", "--symbolize=none", out});
+  ASSERT_EQ(top.exit_code, 0) << top.err;
+  EXPECT_THAT(top.out, testing::ContainsRegex("83ms 30\\.07% .* func_b\n")) << top.out;
+}
+
+TEST(ConvertSymbolize, AddressOnlyFormatsAreWrittenAsRead) {
+  // gperf and DCPI hold addresses only: nothing is looked up (no note on a missing binary),
+  // and the binaries at hand change nothing.
+  const RunOptions with_binaries{.environment = {{"PPROF_BINARY_PATH", fixture_bin()}}};
+  for (const char* to : {"gperf", "dcpi"}) {
+    RunResult plain = run_tally({"convert", fixture("split"), "--to", to, "-o", "-"});
+    RunResult found = run_tally({"convert", fixture("split"), "--to", to, "-o", "-"}, with_binaries);
+    RunResult none = run_tally({"convert", fixture("split"), "--symbolize=none", "--to", to, "-o", "-"});
+    ASSERT_EQ(plain.exit_code, 0) << plain.err;
+    EXPECT_FALSE(contains(plain.err, "symbolize")) << plain.err;
+    EXPECT_EQ(found.out, none.out) << to;
+    EXPECT_EQ(plain.out, none.out) << to;
+  }
 }
 
 }  // namespace

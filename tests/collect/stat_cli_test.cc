@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -262,8 +263,111 @@ TEST(StatCli, UnwritableOutputIsAnIoError) {
   auto r = run({"sh", "-c",
                 tally_binary() + " stat -e CLK cpu-clock 0 0 0 -I 20 --duration 0.1 >/dev/full"});
   EXPECT_EQ(r.exit_code, 3);
-  EXPECT_NE(r.err.find("cannot write the output: No space left on device"), std::string::npos)
+  EXPECT_NE(r.err.find("tally: error: <stdout>: cannot write: No space left on device"),
+            std::string::npos)
       << r.err;
+}
+
+// The names in `dir`, hidden ones included, sorted.
+std::vector<std::string> entries(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// -o: the command's output alone on stdout, the trace alone in the file.
+TEST(StatCli, OutputFileHoldsTheTraceAndStdoutTheCommandsOwnLines) {
+  TempDir dir;
+  const std::string trace = dir.file("trace");
+  auto r = run_tally({"stat", "-e", "TC", "task-clock", "0", "0", "0", "-I", "100", "-o", trace,
+                      "--", "sh", "-c",
+                      "for i in 1 2 3 4 5; do echo \"child line $i\"; sleep 0.1; done"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out, "child line 1\nchild line 2\nchild line 3\nchild line 4\nchild line 5\n");
+  const std::string text = read_text(trace);
+  EXPECT_EQ(text.find("child"), std::string::npos) << text;
+  std::istringstream stream(text);
+  size_t count = 0;
+  for (std::string line; std::getline(stream, line); ++count)
+    EXPECT_EQ(std::count(line.begin(), line.end(), '\t'), 5) << "not 6 fields: " << line;
+  // Each line also parsed field by field: 0.5 s of command is at least 4 intervals.
+  auto intervals = by_interval(parse_trace(text));
+  EXPECT_GE(intervals.size(), 4u);
+  EXPECT_EQ(count, intervals.size() * collect::online_cpus().size());
+  EXPECT_EQ(entries(dir.path()), std::vector<std::string>{"trace"}) << "a temporary file is left";
+}
+
+// While tally stat runs, each interval goes to ".trace.tmp.XXXXXX" beside the file; the
+// file appears, complete, when SIGINT ends the run. The command itself looks at the
+// directory and the temporary file half-way, and says what it saw on stdout.
+TEST(StatCli, OutputFileAppearsWholeWhenTheRunEnds) {
+  TempDir dir;
+  const std::string trace = dir.file("trace");
+  write_bytes(trace, "an older trace\n");
+  const std::string look = "sleep 0.55; cd '" + dir.path() +
+                           "'; ls -a; echo '--'; cat .trace.tmp.*; echo '--'; cat trace; "
+                           "echo looked; exec sleep 30";
+  const RunOptions sigint_once_looked{
+      .signal_after_seconds = 0.2, .signal = SIGINT, .signal_after_output = "looked\n"};
+  auto r = run_tally({"stat", "-e", "TC", "task-clock", "0", "0", "0", "-I", "100", "-o", trace,
+                      "--", "sh", "-c", look},
+                     sigint_once_looked);
+  EXPECT_EQ(r.exit_code, 130) << r.err;  // the command's status: killed by the SIGINT
+  std::istringstream seen(r.out);
+  std::vector<std::string> listed;
+  std::string line, partial, old;
+  while (std::getline(seen, line) && line != "--") listed.push_back(line);
+  while (std::getline(seen, line) && line != "--") partial += line + "\n";
+  while (std::getline(seen, line) && line != "looked") old += line + "\n";
+  std::sort(listed.begin(), listed.end());  // ls's order depends on the locale
+  ASSERT_EQ(listed.size(), 4u) << r.out;     // ., .., the temporary file, the old trace
+  EXPECT_TRUE(listed[2].starts_with(".trace.tmp.")) << listed[2];
+  EXPECT_EQ(listed[3], "trace");
+  EXPECT_EQ(old, "an older trace\n") << "the file is replaced only at the end";
+  // After 0.55 s of 100 ms intervals, about five intervals are in the temporary file
+  // (at least two on a loaded machine).
+  EXPECT_GE(by_interval(parse_trace(partial)).size(), 2u) << partial;
+
+  const std::string text = read_text(trace);
+  EXPECT_TRUE(text.starts_with(partial)) << "the trace goes on from what was written";
+  EXPECT_GT(by_interval(parse_trace(text)).size(), by_interval(parse_trace(partial)).size());
+  EXPECT_EQ(entries(dir.path()), std::vector<std::string>{"trace"});
+}
+
+TEST(StatCli, AFailedRunLeavesTheOutputFileAlone) {
+  TempDir dir;
+  const std::string trace = dir.file("trace");
+  write_bytes(trace, "an older trace\n");
+  auto missing = run_tally({"stat", "-e", "CLK", "cpu-clock", "0", "0", "0", "-o", trace, "--",
+                            "/nonexistent/command"});
+  EXPECT_EQ(missing.exit_code, 3) << missing.err;
+  EXPECT_NE(missing.err.find("cannot run '/nonexistent/command'"), std::string::npos)
+      << missing.err;
+  EXPECT_EQ(read_text(trace), "an older trace\n");
+  EXPECT_EQ(entries(dir.path()), std::vector<std::string>{"trace"});
+
+  // An output that cannot be written is said before the command runs.
+  const std::string nowhere = dir.file("no-such-dir/trace");
+  auto unwritable = run_tally({"stat", "-e", "CLK", "cpu-clock", "0", "0", "0", "-o", nowhere,
+                               "--", "sh", "-c", "echo ran"});
+  EXPECT_EQ(unwritable.exit_code, 3) << unwritable.err;
+  EXPECT_NE(unwritable.err.find(nowhere + ": cannot create temporary file"), std::string::npos)
+      << unwritable.err;
+  EXPECT_EQ(unwritable.out, "");
+}
+
+TEST(StatCli, SummaryJsonToAnOutputFile) {
+  TempDir dir;
+  auto r = run_tally({"stat", "-e", "CLK", "task-clock", "0", "0", "0", "-I", "100", "--duration",
+                      "0.2", "--summary", "--json", "-o", dir.file("summary.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  auto json = nlohmann::json::parse(read_text(dir.file("summary.json")));
+  EXPECT_EQ(json["events"][0]["name"], "CLK");
+  EXPECT_GE(json["intervals"].get<int>(), 2);
 }
 
 TEST(StatCli, Help) {
@@ -271,6 +375,8 @@ TEST(StatCli, Help) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("EXCLUDE_KERNEL"), std::string::npos);
   EXPECT_NE(r.out.find("--summary"), std::string::npos);
+  EXPECT_NE(r.out.find("-o,--output FILE"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(".FILE.tmp.XXXXXX"), std::string::npos) << r.out;
 }
 
 }  // namespace

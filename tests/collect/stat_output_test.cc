@@ -2,10 +2,13 @@
 // against totals computed here for the summary.
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "collect/stat_output.h"
+#include "support/test_support.h"
 
 namespace tally::collect {
 namespace {
@@ -123,20 +126,39 @@ TEST(StatSummary, Layouts) {
   EXPECT_FALSE(json.contains("command"));
 }
 
-TEST(StatPrinter, TraceOrSummaryOnTheStream) {
+TEST(StatPrinter, TraceGoesToTheTemporaryFileAndInPlaceOnCommit) {
   auto events = requests();
-  std::FILE* out = std::tmpfile();
-  ASSERT_NE(out, nullptr);
-  StatPrinter printer(events, StatPrintOptions{}, out);
+  test::TempDir dir;
+  const std::string path = dir.file("trace");
+  auto out = io::AtomicFileWriter::open(path);
+  ASSERT_TRUE(out) << out.error().message;
+  StatPrinter printer(events, StatPrintOptions{}, *out);
   EXPECT_TRUE(printer.interval({line(0, 0, 1, 100, 100, 100, 1), line(1, 0, 1, 10, 100, 50, 1)}));
   StatOutcome outcome;
   StatOptions options;
   EXPECT_TRUE(printer.finish(outcome, options));
-  std::rewind(out);
-  char buffer[256] = {};
-  size_t got = std::fread(buffer, 1, sizeof(buffer) - 1, out);
-  std::fclose(out);
-  EXPECT_EQ(std::string(buffer, got), "0\t0\t1\t100\t1.000\t1\n1\t0\t1\t10\t0.500\t1\n");
+  const std::string expected = "0\t0\t1\t100\t1.000\t1\n1\t0\t1\t10\t0.500\t1\n";
+  // Written as it came, but not in place until the run is over.
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_EQ(test::read_text(out->writing_to()), expected);
+  ASSERT_TRUE(out->commit());
+  EXPECT_EQ(test::read_text(path), expected);
+  EXPECT_EQ(printer.write_error(), 0);
+  EXPECT_FALSE(printer.write_failure());
+}
+
+TEST(StatPrinter, AFailedWriteIsKeptWithItsErrno) {
+  auto events = requests();
+  auto out = io::AtomicFileWriter::open("/dev/full");
+  ASSERT_TRUE(out) << out.error().message;
+  StatPrinter printer(events, StatPrintOptions{}, *out);
+  EXPECT_FALSE(printer.interval({line(0, 0, 1, 100, 100, 100, 1)}));
+  EXPECT_EQ(printer.write_error(), ENOSPC);
+  ASSERT_TRUE(printer.write_failure());
+  EXPECT_EQ(printer.write_failure()->message, "/dev/full: cannot write: No space left on device");
+  StatOutcome outcome;
+  StatOptions options;
+  EXPECT_FALSE(printer.finish(outcome, options));
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Reading tally stat's trace in the tests: every stdout line must be one of miniprof's
-// trace lines, 6 tab-separated fields with the running fraction as %.3f.
+// Reading tally stat's trace in the tests: every line (of stdout or -o's file) must be one
+// of miniprof's trace lines, 6 tab-separated fields with the running fraction as %.3f.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -33,7 +33,7 @@ inline std::vector<Line> parse_trace(const std::string& out) {
     ++number;
     std::smatch m;
     if (!std::regex_match(text, m, pattern)) {
-      ADD_FAILURE() << "stdout line " << number << " is not a trace line: '" << text << "'";
+      ADD_FAILURE() << "line " << number << " is not a trace line: '" << text << "'";
       continue;
     }
     lines.push_back(Line{std::stoi(m[1]), std::stoi(m[2]), std::stoull(m[3]), std::stoull(m[4]),

@@ -1,5 +1,6 @@
-// io::write_file_atomically: the target gets exactly the new content or is left alone,
-// and no temporary file is ever left behind. Also make_directories / is_directory.
+// io::write_file_atomically and AtomicFileWriter: the target gets exactly the new content
+// or is left alone, and no temporary file is ever left behind. Also make_directories /
+// is_directory.
 #include "io/output.h"
 
 #include <sys/stat.h>
@@ -7,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -108,6 +110,46 @@ TEST(WriteFileAtomically, BareFileNameWritesIntoTheCurrentDirectory) {
   ASSERT_TRUE(st) << st.error().message;
   EXPECT_EQ(test::read_text(dir.file("here.prof")), "content");
   EXPECT_EQ(entries(dir.path()), (std::set<std::string>{"here.prof"}));
+}
+
+TEST(AtomicFileWriter, PiecesGoToTheTemporaryFileUntilCommitted) {
+  test::TempDir dir;
+  test::write_bytes(dir.file("trace"), "old");
+  auto writer = AtomicFileWriter::open(dir.file("trace"));
+  ASSERT_TRUE(writer) << writer.error().message;
+  ASSERT_TRUE(writer->write("first\n"));
+  ASSERT_TRUE(writer->write("second\n"));
+  const std::string temporary = writer->writing_to();
+  EXPECT_EQ(fs::path(temporary).parent_path(), fs::path(dir.path()));
+  EXPECT_TRUE(fs::path(temporary).filename().string().starts_with(".trace.tmp.")) << temporary;
+  EXPECT_EQ(test::read_text(temporary), "first\nsecond\n") << "written at once, not held";
+  EXPECT_EQ(test::read_text(dir.file("trace")), "old");
+  ASSERT_TRUE(writer->commit());
+  EXPECT_EQ(test::read_text(dir.file("trace")), "first\nsecond\n");
+  EXPECT_EQ(entries(dir.path()), (std::set<std::string>{"trace"}));
+}
+
+TEST(AtomicFileWriter, AWriterNeverCommittedLeavesTheTargetAlone) {
+  test::TempDir dir;
+  test::write_bytes(dir.file("trace"), "old");
+  {
+    auto writer = AtomicFileWriter::open(dir.file("trace"));
+    ASSERT_TRUE(writer) << writer.error().message;
+    ASSERT_TRUE(writer->write("half a trace"));
+  }
+  EXPECT_EQ(test::read_text(dir.file("trace")), "old");
+  EXPECT_EQ(entries(dir.path()), (std::set<std::string>{"trace"}));
+}
+
+TEST(AtomicFileWriter, AFailedWriteSaysWhereAndKeepsTheErrno) {
+  auto writer = AtomicFileWriter::open("/dev/full");  // a device: written in place
+  ASSERT_TRUE(writer) << writer.error().message;
+  EXPECT_EQ(writer->writing_to(), "/dev/full");
+  auto written = writer->write("x");
+  ASSERT_FALSE(written);
+  EXPECT_EQ(written.error().message, "/dev/full: cannot write: No space left on device");
+  EXPECT_EQ(written.error().kind, core::ErrorKind::io);
+  EXPECT_EQ(writer->error_number(), ENOSPC);
 }
 
 TEST(MakeDirectories, CreatesNestedDirectoriesAndAcceptsExistingOnes) {

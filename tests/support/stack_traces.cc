@@ -1,5 +1,6 @@
 #include "support/stack_traces.h"
 
+#include <regex>
 #include <sstream>
 
 namespace tally::test {
@@ -49,6 +50,34 @@ bool has_stack(const std::vector<std::vector<std::string>>& stacks, const std::s
     if (ok) return true;
   }
   return false;
+}
+
+std::map<std::string, int64_t> folded_ms_from_pprof_traces(const std::string& text) {
+  std::map<std::string, int64_t> stacks;
+  std::istringstream in(text);
+  std::vector<std::string> frames;
+  int64_t ms = 0;
+  auto flush = [&] {
+    if (frames.empty()) return;
+    std::string stack;
+    for (auto f = frames.rbegin(); f != frames.rend(); ++f) stack += (stack.empty() ? "" : ";") + *f;
+    stacks[stack] += ms;
+    frames.clear();
+  };
+  static const std::regex first(R"(^\s*(\d+)ms\s+(\S.*)$)"), caller(R"(^\s+(\S.*)$)");
+  std::smatch match;
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("-----------+")) {
+      flush();
+    } else if (std::regex_match(line, match, first)) {
+      ms = std::stoll(match[1].str());
+      frames.push_back(match[2].str());
+    } else if (!frames.empty() && std::regex_match(line, match, caller)) {
+      frames.push_back(match[1].str());
+    }
+  }
+  flush();
+  return stacks;
 }
 
 }  // namespace tally::test

@@ -2,6 +2,8 @@
 // called whom.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,5 +18,10 @@ std::vector<std::vector<std::string>> traces(const std::string& text);
 // adjacent unless `adjacent`).
 bool has_stack(const std::vector<std::vector<std::string>>& stacks, const std::string& leaf,
                const std::vector<std::string>& callers, bool adjacent);
+
+// The stacks of a `pprof -traces` output ("  23ms   leaf", then a caller per line) as folded
+// stacks: frames root first joined by ';', each with its time in milliseconds, equal
+// stacks summed.
+std::map<std::string, int64_t> folded_ms_from_pprof_traces(const std::string& text);
 
 }  // namespace tally::test

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/checked_math.h"
+#include "core/path_name.h"
 #include "formats/folded/folded.h"
 #include "formats/folded/folded_line.h"
 #include "formats/folded/frame_split.h"
@@ -13,11 +14,6 @@
 namespace tally::folded {
 
 namespace {
-
-std::string_view basename(std::string_view path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
 
 // The frames of each location, root-first and joined by ';', computed once per location.
 class FrameNames {
@@ -62,7 +58,7 @@ class FrameNames {
     if (l.address == 0) return "[unknown]";
     if (l.mapping != 0) {
       const core::Mapping& m = p_.mapping(l.mapping);
-      std::string_view file = basename(p_.str(m.file));
+      std::string_view file = core::base_name(p_.str(m.file));
       if (!file.empty() && l.address >= m.start)
         return clean(fmt::format("[{}+{:#x}]", file, l.address - m.start + m.offset));
     }

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
+#include "core/demangle.h"
 #include "core/sample_merger.h"
-#include "formats/perfscript/itanium_demangle.h"
 
 namespace tally::perfscript {
 
@@ -147,7 +147,7 @@ core::FunctionId ProfileBuilder::function(std::string_view symbol, std::string_v
   key_ += '\n';
   key_ += file;
   if (auto it = function_ids_.find(key_); it != function_ids_.end()) return it->second;
-  core::FunctionId id = profile_.add_function({.name = profile_.intern(demangle_itanium(symbol)),
+  core::FunctionId id = profile_.add_function({.name = profile_.intern(core::demangle(symbol)),
                                                .system_name = profile_.intern(symbol),
                                                .filename = profile_.intern(file)});
   function_ids_.emplace(key_, id);

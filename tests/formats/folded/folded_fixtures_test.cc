@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "folded_test_helpers.h"
+#include "support/stack_traces.h"
 #include "support/test_support.h"
 
 namespace tally::folded::test {
@@ -126,37 +127,11 @@ core::Profile profile_from_pprof_raw(const std::string& text) {
   return std::move(m.p);
 }
 
-// `pprof -traces` blocks ("  23ms   leaf" then one caller per line) as folded lines, root
-// first, with the time in nanoseconds, summed by stack and sorted.
+// `pprof -traces` as folded lines with the time in nanoseconds, sorted.
 std::string folded_from_pprof_traces(const std::string& text) {
-  std::istringstream in(text);
-  std::string line;
-  std::map<std::string, int64_t> stacks;
-  std::vector<std::string> frames;
-  int64_t value = 0;
-  const std::regex first_re(R"(^\s*(\d+)ms\s+(\S.*)$)");
-  const std::regex caller_re(R"(^\s+(\S.*)$)");
-  std::smatch match;
-  auto flush = [&] {
-    if (frames.empty()) return;
-    std::string stack;
-    for (auto f = frames.rbegin(); f != frames.rend(); ++f) stack += (stack.empty() ? "" : ";") + *f;
-    stacks[stack] += value;
-    frames.clear();
-  };
-  while (std::getline(in, line)) {
-    if (line.starts_with("-----------+")) {
-      flush();
-    } else if (std::regex_match(line, match, first_re)) {
-      value = std::stoll(match[1].str()) * 1000000;
-      frames.push_back(match[2].str());
-    } else if (!frames.empty() && std::regex_match(line, match, caller_re)) {
-      frames.push_back(match[1].str());
-    }
-  }
-  flush();
   std::string out;
-  for (const auto& [stack, v] : stacks) out += stack + " " + std::to_string(v) + "\n";
+  for (const auto& [stack, ms] : tally::test::folded_ms_from_pprof_traces(text))
+    out += stack + " " + std::to_string(ms * 1000000) + "\n";
   return out;
 }
 

@@ -2,9 +2,9 @@
 // C++ ABI and from how pprof shows these functions).
 #include <gtest/gtest.h>
 
-#include "symbolize/demangle.h"
+#include "core/demangle.h"
 
-namespace tally::symbolize {
+namespace tally::core {
 namespace {
 
 TEST(Demangle, MangledAndPlainNames) {
@@ -12,6 +12,18 @@ TEST(Demangle, MangledAndPlainNames) {
   EXPECT_EQ(demangle("_ZNK2ns1fEi"), "ns::f(int) const");
   EXPECT_EQ(demangle("main"), "main");
   EXPECT_EQ(demangle("_Znot_valid"), "_Znot_valid");
+  // Rust's v0 scheme is not Itanium's: left alone.
+  EXPECT_EQ(demangle("_RNvCs1234_5crate4main"), "_RNvCs1234_5crate4main");
+}
+
+TEST(Demangle, LongNamesDemangledOverlongOnesLeftAlone) {
+  // f(int, int, ...) with 1000 ints: 1004 bytes, demangled (the 4096-byte limit is well
+  // above real names). One of 5000 comes back as it was, not empty or cut.
+  std::string params;
+  for (int i = 0; i < 1000; ++i) params += i == 0 ? "int" : ", int";
+  EXPECT_EQ(demangle("_Z1f" + std::string(1000, 'i')), "f(" + params + ")");
+  const std::string overlong = "_Z1f" + std::string(5000, 'i');
+  EXPECT_EQ(demangle(overlong), overlong);
 }
 
 TEST(SimplifyName, DropsParametersTemplatesAndReturnTypes) {
@@ -34,4 +46,4 @@ TEST(SimplifyName, KeepsPseudoFramesWhole) {
 }
 
 }  // namespace
-}  // namespace tally::symbolize
+}  // namespace tally::core

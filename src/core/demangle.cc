@@ -1,24 +1,18 @@
-#include "symbolize/demangle.h"
+#include "core/demangle.h"
 
 #include <cxxabi.h>
 
 #include <cctype>
-
 #include <cstdlib>
 #include <memory>
 
-namespace tally::symbolize {
-
-std::string demangle(const std::string& symbol) {
-  if (symbol.size() < 2 || symbol[0] != '_' || symbol[1] != 'Z') return symbol;
-  int status = 0;
-  std::unique_ptr<char, decltype(&std::free)> text(
-      abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status), &std::free);
-  if (status != 0 || !text) return symbol;
-  return text.get();
-}
+namespace tally::core {
 
 namespace {
+
+// Real mangled names stay far below this; a crafted one may make the demangler's output
+// grow much faster than its input.
+constexpr size_t kMaxMangledLength = 4096;
 
 constexpr std::string_view kAnonymous = "(anonymous namespace)";
 
@@ -37,6 +31,16 @@ size_t skip_group(std::string_view text, size_t at, char open, char close) {
 }
 
 }  // namespace
+
+std::string demangle(std::string_view symbol) {
+  if (!symbol.starts_with("_Z") || symbol.size() > kMaxMangledLength) return std::string(symbol);
+  const std::string mangled(symbol);  // the demangler wants a NUL-terminated string
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> text(
+      abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), &std::free);
+  if (status != 0 || !text) return mangled;
+  return text.get();
+}
 
 std::string simplify_name(std::string_view name) {
   // A pseudo-frame such as "[tally: sampling]" or "[unknown]" is not a C++ name.
@@ -93,4 +97,4 @@ std::string simplify_name(std::string_view name) {
   return out;
 }
 
-}  // namespace tally::symbolize
+}  // namespace tally::core
