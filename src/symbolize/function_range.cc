@@ -102,8 +102,14 @@ void add_code_without_symbols(const ElfImage& image, std::vector<RawSymbol>& raw
   auto has_symbol = [&](uint64_t address) {
     return std::binary_search(starts.begin(), starts.end(), address);
   };
-  for (const PltEntry& entry : read_plt_entries(image))
-    if (!has_symbol(entry.address)) raw.push_back({entry.address, entry.address + entry.size, entry.name, true});
+  std::vector<uint64_t> plt_starts;
+  for (const PltEntry& entry : read_plt_entries(image)) {
+    if (has_symbol(entry.address)) continue;
+    raw.push_back({entry.address, entry.address + entry.size, entry.name, true});
+    plt_starts.push_back(entry.address);
+  }
+  starts.insert(starts.end(), plt_starts.begin(), plt_starts.end());
+  std::sort(starts.begin(), starts.end());
   auto ranges = read_code_ranges(image);
   if (!ranges) return;  // the symbols alone, as before
   const std::string& path = image.path();

@@ -61,7 +61,12 @@ TEST(FunctionRanges, SameGroupsAndEndsAsNm) {
     }
     size_t functions = 0;
     for (const auto& [address, names] : ours) {
-      ASSERT_TRUE(nm.count(address)) << std::hex << address << " " << *names.begin();
+      // What tally names without a symbol, as the symbolizer does (PLT entries, functions
+      // known by their FDE: symbolize's stripped_names_test checks those) is not nm's.
+      const std::string& first = *names.begin();
+      if (names.size() == 1 && (first.ends_with("@plt") || first.find("!sub_") != std::string::npos))
+        continue;
+      ASSERT_TRUE(nm.count(address)) << std::hex << address << " " << first;
       functions += names.count("lib_hot") + names.count("func_a") + names.count("deep_leaf") +
                    names.count("main_local");
     }
