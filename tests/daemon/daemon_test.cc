@@ -130,11 +130,11 @@ TEST(Daemon, ShowsTheWorkloadsSplitsAndTheChangeBetweenEpochs) {
   // Base: measured_split and measured_shlib, about a second each; new: measured_shlib alone.
   // func_a's share drops from about 20% to none, lib_hot's rises from about 25% to 50%.
   const auto [func_a, func_a_significant] = diff_row(diff.out, "func_a");
-  EXPECT_LT(func_a, -5) << diff.out;
+  EXPECT_LT(func_a, -5) << diff.out << daemon.log();
   EXPECT_TRUE(func_a_significant) << diff.out;
   const auto [lib_hot, lib_hot_significant] = diff_row(diff.out, "lib_hot");
   EXPECT_GT(lib_hot, 5) << diff.out;
-  EXPECT_TRUE(lib_hot_significant) << diff.out;
+  EXPECT_TRUE(lib_hot_significant) << diff.out << daemon.log();
   EXPECT_THAT(daemon.log(), HasSubstr("(exit)"));
 }
 
@@ -168,7 +168,7 @@ TEST(Daemon, DwarfCallGraphFindsEveryCallerThroughALibraryWithoutFramePointers) 
   ASSERT_EQ(library.exit_code, 0) << library.err;
   auto stacks = traces(library.out);
   EXPECT_TRUE(has_stack(stacks, "lib_hot", {"lib_entry", "run_rounds", "main"}, true))
-      << library.out;
+      << library.out << daemon.log();
   EXPECT_TRUE(has_stack(stacks, "lib_cold", {"run_rounds", "main"}, true)) << library.out;
   auto executable = run_tally({"traces", "--db", db, "--image", "/shlib_main-nofp$"});
   ASSERT_EQ(executable.exit_code, 0) << executable.err;
