@@ -11,6 +11,8 @@ pkgs=(
   nlohmann-json3-dev                             # tally stat --json
   libcapstone-dev                                # tally disasm: the instructions (no objdump)
   binutils                                       # addr2line: the symbolizer tests' reference
+  llvm                                           # llvm-symbolizer: their second reference
+  gzip                                           # gzip(1): the tests read tally's gzip with it
   chromium                                       # the flame graph test opens the SVG headless
   libc6-dbg                                      # libc's separate debug file: symbolizer test of a stripped library
   liblzma-dev                                    # MiniDebugInfo: .gnu_debugdata is xz-compressed

@@ -10,7 +10,8 @@
 set -uo pipefail
 setup="$(cd "$(dirname "$0")/.." && pwd)/../shared/peers/setup.sh"
 if [ ! -f "$setup" ]; then
-  echo "install-peers: no $setup; the compatibility tests will skip" >&2
+  echo "install-peers: no $setup; the compatibility tests will skip (and fail under" \
+       "TALLY_REQUIRE_PEERS=1, as in CI)" >&2
   exit 0
 fi
 for attempt in 1 2 3 4 5; do

@@ -64,7 +64,7 @@ TEST(CliCallgrind, ConvertToCallgrindKeepsValgrindsTotals) {
   EXPECT_EQ(totals_line(read_text(out)), expected);
 
   const std::string annotate = find_program("callgrind_annotate");
-  if (annotate.empty()) return;  // the peer comparison proper is in the callgrind peer tests
+  TALLY_REQUIRE_PEER(annotate, "callgrind_annotate (valgrind)");
   EXPECT_EQ(program_totals(run({annotate, out}).out),
             program_totals(read_text(fixture("callgrind.out.split.default.annotate.txt"))));
 }

@@ -67,7 +67,7 @@ TEST(Convert, DetectsTheFormatFromContentNotTheName) {
 
 TEST(Convert, ReadsGzipCompressedProfiles) {
   const std::string gzip = find_program("gzip");
-  if (gzip.empty()) GTEST_SKIP() << "gzip is not installed";
+  TALLY_REQUIRE_PEER(gzip, "gzip");
   RunResult z = run({gzip, "-c", fixture("deep")});
   ASSERT_EQ(z.exit_code, 0);
   ASSERT_EQ(z.out.substr(0, 2), "\x1f\x8b");

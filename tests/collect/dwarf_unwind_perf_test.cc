@@ -39,7 +39,7 @@ __attribute__((noinline)) std::vector<KernelSample> sample_burning_cpu() {
 TEST(DwarfUnwindKernelSamples, LeafUnderLibcQsortHasItsWholeChain) {
   {
     SelfSampler probe(1'000'000, 8);
-    if (!probe.problem().empty()) GTEST_SKIP() << "cannot sample: " << probe.problem();
+    if (!probe.problem().empty()) TALLY_SKIP_OR_FAIL_IN_CI("cannot sample: " << probe.problem());
   }
   auto samples = sample_burning_cpu();
   ASSERT_GE(samples.size(), 10u);
@@ -177,8 +177,8 @@ bool can_sample_children() {
 // call, down to _start.
 TEST(DwarfUnwindKernelSamples, FixtureWorkloadWithoutFramePointers) {
   std::string program = test::shared("fixtures/bin/shlib_main-nofp");
-  if (!std::filesystem::exists(program)) GTEST_SKIP() << program << " is missing";
-  if (!can_sample_children()) GTEST_SKIP() << "perf_event_open is not permitted";
+  ASSERT_TRUE(std::filesystem::exists(program)) << "fixture " << program << " is missing";
+  if (!can_sample_children()) TALLY_SKIP_OR_FAIL_IN_CI("perf_event_open is not permitted");
   DwarfUnwinder unwinder;
   auto seen = sample_workload(
       {program, "-r", "1000"}, {{"lib_hot", 20}, {"lib_cold", 8}, {"main_local", 12}}, unwinder,
@@ -201,8 +201,8 @@ TEST(DwarfUnwindKernelSamples, FixtureWorkloadWithoutFramePointers) {
 // every one of the 200 descend frames is there.
 TEST(DwarfUnwindKernelSamples, DeepRecursionWithoutFramePointers) {
   std::string program = test::shared("fixtures/bin/deep-nofp");
-  if (!std::filesystem::exists(program)) GTEST_SKIP() << program << " is missing";
-  if (!can_sample_children()) GTEST_SKIP() << "perf_event_open is not permitted";
+  ASSERT_TRUE(std::filesystem::exists(program)) << "fixture " << program << " is missing";
+  if (!can_sample_children()) TALLY_SKIP_OR_FAIL_IN_CI("perf_event_open is not permitted");
   DwarfUnwinder unwinder;
   auto expected = [](const char* leaf, int depth) {
     std::vector<std::string> names{leaf};

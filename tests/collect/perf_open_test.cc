@@ -16,6 +16,8 @@
 
 #include "collect/perf_open.h"
 #include "collect/user_regs.h"
+#include "support/privileges.h"
+#include "support/test_support.h"
 
 namespace tally::collect {
 namespace {
@@ -163,23 +165,29 @@ TEST(OpenEvent, HardwareEventOpensOrSaysNotSupported) {
   }
 }
 
-// CPU-wide counting as an unprivileged user: refused below perf_event_paranoid 0, with
-// the setting's value and what to change. Run in a child that drops root.
+// CPU-wide counting as an unprivileged user: refused above perf_event_paranoid 0, with
+// the setting's value and what to change. Run in a child that drops root and every
+// capability; where the setting lets anyone count CPU-wide (<= 0), root raises it to 1
+// for the test.
 TEST(OpenEvent, PermissionErrorNamesParanoidAndCapPerfmon) {
-  std::ifstream file("/proc/sys/kernel/perf_event_paranoid");
-  int paranoid = 0;
-  ASSERT_TRUE(file >> paranoid);
-  if (paranoid <= 0) GTEST_SKIP() << "perf_event_paranoid " << paranoid << " allows it";
+  test::ParanoidAtLeast strict(1);
+  if (!strict.problem().empty()) TALLY_SKIP_OR_FAIL_IN_CI(strict.problem());
+  const int paranoid = test::perf_event_paranoid();
   int pipe_fds[2];
   ASSERT_EQ(pipe(pipe_fds), 0);
   pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     close(pipe_fds[0]);
-    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(2);
+    std::string message = test::drop_to_nobody();
+    if (!message.empty()) {
+      message = "cannot drop privileges: " + message;
+      if (write(pipe_fds[1], message.data(), message.size()) < 0) _exit(3);
+      _exit(2);
+    }
     EventSpec clock = event("task-clock");
     auto fd = open_event(counting_attr(clock, false, false), clock, -1, 0);
-    std::string message = fd ? "opened" : fd.error().message;
+    message = fd ? "opened" : fd.error().message;
     if (write(pipe_fds[1], message.data(), message.size()) < 0) _exit(3);
     _exit(fd ? 1 : 0);
   }

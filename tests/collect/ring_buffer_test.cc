@@ -15,6 +15,7 @@
 #include "collect/perf_records.h"
 #include "collect/ring_buffer.h"
 #include "perf_record_bytes.h"
+#include "support/test_support.h"
 
 namespace tally::collect {
 namespace {
@@ -119,7 +120,7 @@ TEST(RingBuffer, RealRingOfThisProcess) {
   perf_event_attr attr = sampling_attr(*event, options);
   attr.exclude_kernel = 1;  // works whatever perf_event_paranoid allows up to 2
   auto fd = open_event(attr, *event, 0, -1);
-  if (!fd) GTEST_SKIP() << "perf_event_open not permitted here: " << fd.error().message;
+  if (!fd) TALLY_SKIP_OR_FAIL_IN_CI("perf_event_open not permitted here: " << fd.error().message);
   auto ring = RingBuffer::map(fd->get(), 8);  // 32 KiB: it wraps during the test
   ASSERT_TRUE(ring) << ring.error().message;
   ASSERT_EQ(ioctl(fd->get(), PERF_EVENT_IOC_ENABLE, 0), 0);

@@ -59,7 +59,7 @@ DbCheck check_database(const std::string& db) {
 
 TEST(DaemonKill, KillNineDuringFlushesNeverLeavesAnUnreadableFile) {
   if (!can_sample_system_wide())
-    GTEST_SKIP() << "system-wide sampling is not permitted here (needs root); CI runs as root";
+    TALLY_SKIP_OR_FAIL_IN_CI("system-wide sampling is not permitted here (needs root)");
   TempDir dir;
   const std::string db = dir.file("db");
   // Work to sample all along: many images' worth of samples come from the rest of the

@@ -122,7 +122,7 @@ TEST(Gzip, EveryLevelRoundTripsAndHigherLevelsAreNotLarger) {
 
 TEST(Gzip, InteroperatesWithGzipCommand) {
   std::string tool = test::find_program("gzip");
-  if (tool.empty()) GTEST_SKIP() << "gzip(1) is not installed";
+  TALLY_REQUIRE_PEER(tool, "gzip");
   std::string data = random_bytes(100000, 3) + std::string(100000, 'z');
   test::RunResult ours_by_them = test::run({tool, "-dc"}, gzip(data));
   ASSERT_EQ(ours_by_them.exit_code, 0) << ours_by_them.err;
@@ -311,7 +311,7 @@ TEST_P(GzipWriterSizes, OneMemberPerBlockThatEveryReaderInflates) {
 
   EXPECT_EQ(inflate_ok(gz) == data, true) << "io::gunzip";
   std::string tool = test::find_program("gzip");
-  if (tool.empty()) GTEST_SKIP() << "gzip(1) is not installed";
+  TALLY_REQUIRE_PEER(tool, "gzip");
   test::RunResult r = test::run({tool, "-dc"}, gz);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.size(), data.size());

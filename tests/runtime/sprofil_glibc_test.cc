@@ -77,9 +77,12 @@ void expect_clean_exit(int status) {
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
+// The exact tests make up a signal context, whose layout is known on x86-64 and AArch64;
+// elsewhere they are not compiled (not skipped).
+#if defined(__x86_64__) || defined(__aarch64__)
 #if defined(__x86_64__)
 void set_pc(ucontext_t& uc, uint64_t pc) { uc.uc_mcontext.gregs[REG_RIP] = static_cast<greg_t>(pc); }
-#elif defined(__aarch64__)
+#else
 void set_pc(ucontext_t& uc, uint64_t pc) { uc.uc_mcontext.pc = pc; }
 #endif
 
@@ -145,9 +148,6 @@ void feed_both(uint64_t r0, uint64_t r1, const std::vector<uint64_t>& pcs, TwoRe
 }
 
 TEST(SprofilVsGlibc, SampleAfterARegionSwitchLandsInAWrongCounterOfGlibc) {
-#if !defined(__x86_64__) && !defined(__aarch64__)
-  GTEST_SKIP() << "signal context layout unknown here";
-#endif
   // Low addresses, so that pc / 65536 is a counter inside the region glibc found.
   const uint64_t r0 = 0x20000, r1 = 0x40000;
   const std::vector<uint64_t> pcs = {
@@ -188,9 +188,6 @@ TEST(SprofilVsGlibc, SampleAfterARegionSwitchLandsInAWrongCounterOfGlibc) {
 }
 
 TEST(SprofilVsGlibc, SampleAfterARegionSwitchLandsInGlibcsOverflowBin) {
-#if !defined(__x86_64__) && !defined(__aarch64__)
-  GTEST_SKIP() << "signal context layout unknown here";
-#endif
   // Addresses of real code (pc / 65536 is far past the regions' ends).
   const uint64_t r0 = 0x7f1200000000, r1 = 0x7f1200100000;
   const std::vector<uint64_t> pcs = {r0 + 0x10, r0 + 0x10, r1 + 0x40, r1 + 0x40, r1 + 0x40,
@@ -208,6 +205,8 @@ TEST(SprofilVsGlibc, SampleAfterARegionSwitchLandsInGlibcsOverflowBin) {
   EXPECT_EQ(glibc_counts->r1[0x20], 2);
   EXPECT_EQ(glibc_counts->overflow, 3);
 }
+
+#endif  // x86-64 or AArch64
 
 // Three calls in a row, as a program that profiles phase after phase makes them.
 struct Calls {

@@ -430,6 +430,12 @@ std::string find_pprof() {
   return find_program("pprof");
 }
 
+double process_cpu_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
+}
+
 bool peers_required() {
   const char* env = std::getenv("TALLY_REQUIRE_PEERS");
   return env && std::string(env) == "1";

@@ -64,6 +64,9 @@ bool wait_until_catches(pid_t pid, int signal, double timeout_seconds = 60);
 
 // User + system time of a wait4 rusage.
 double cpu_seconds(const rusage& usage);
+// The CPU time this process has used so far (all its threads): what a "this is quick"
+// limit measures, since wall time also counts the waits of a loaded machine.
+double process_cpu_seconds();
 
 struct RunResult {
   int exit_code = -1;  // -1: killed by a signal
@@ -138,15 +141,22 @@ std::string ties_by_name(const std::string& tree_text);
 // $TALLY_PPROF, /opt/peers/pprof, then PATH.
 std::string find_pprof();
 std::string find_program(const std::string& name);  // in PATH, or ""
-// When a peer is missing the test skips with a clear message, unless TALLY_REQUIRE_PEERS=1
-// (CI), where it fails: CI installs every peer.
+// A precondition this machine lacks (a peer tool, root, a kernel feature): the test skips
+// with `why` on a developer's machine, and fails under CI (TALLY_REQUIRE_PEERS=1, which
+// .ci/run exports), where every precondition is met and a skip would hide a broken test.
+// `why` is streamed: TALLY_SKIP_OR_FAIL_IN_CI("cannot mount: " << std::strerror(errno)).
+#define TALLY_SKIP_OR_FAIL_IN_CI(why)                                                      \
+  do {                                                                                     \
+    if (::tally::test::peers_required())                                                   \
+      FAIL() << "required under CI (TALLY_REQUIRE_PEERS=1): " << why;                      \
+    GTEST_SKIP() << why;                                                                   \
+  } while (0)
+// A peer tool's path, "" when it is missing: skips (fails under CI) as above.
 #define TALLY_REQUIRE_PEER(path_var, name)                                                 \
   do {                                                                                     \
-    if ((path_var).empty()) {                                                              \
-      if (::tally::test::peers_required()) FAIL() << "peer tool missing: " << (name);     \
-      GTEST_SKIP() << "peer tool " << (name)                                               \
-                   << " is not installed (run ../shared/peers/setup.sh); skipping";        \
-    }                                                                                      \
+    if ((path_var).empty())                                                                \
+      TALLY_SKIP_OR_FAIL_IN_CI("peer tool " << (name) << " is not installed "              \
+                               "(scripts/install-deps.sh, ../shared/peers/setup.sh)");     \
   } while (0)
 bool peers_required();
 

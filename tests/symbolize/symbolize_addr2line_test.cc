@@ -1,6 +1,6 @@
 // Function, file, line and inline chain of addresses inside every function of the fixture
 // binaries, compared with what `addr2line -f -i -C` (binutils, the reference) prints for
-// the same addresses.
+// the same addresses, and with llvm-symbolizer where the two references differ.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -77,10 +77,17 @@ std::vector<std::vector<std::string>> reference_frames(const std::vector<std::st
   return frames;
 }
 
+// The two reference symbolizers; the tests that use them require both (TALLY_REQUIRE_PEER).
+struct References {
+  std::string addr2line = find_program("addr2line");
+  std::string llvm_symbolizer = find_program("llvm-symbolizer");
+};
+
 // Symbolizes addresses spread over every function of `binary` and compares them with
 // the reference tools; returns how many addresses had inline frames.
-size_t compare_with_references(const std::string& binary, const std::string& label) {
-  std::string addr2line = find_program("addr2line");
+size_t compare_with_references(const std::string& binary, const std::string& label,
+                               const References& references) {
+  const std::string& addr2line = references.addr2line;
 
   // Sixteen addresses spread over every function in the symbol table, first and last
   // byte included.
@@ -109,15 +116,12 @@ size_t compare_with_references(const std::string& binary, const std::string& lab
   // depending on which addresses it was asked before. LLVM's symbolizer is a second,
   // independent reader of the same DWARF: where the two references agree, tally must
   // agree with them; where they differ, each of tally's frames must be one of theirs.
-  std::string llvm_symbolizer = find_program("llvm-symbolizer");
-  std::vector<std::vector<std::string>> second = expected;
-  if (!llvm_symbolizer.empty()) {
-    second = reference_frames({llvm_symbolizer, "--obj=" + binary, "-a", "-f", "-i", "-C",
-                               "--output-style=GNU"},
-                              addresses);
-    EXPECT_EQ(second.size(), addresses.size());
-    if (second.size() != addresses.size()) return 0;
-  }
+  const std::vector<std::vector<std::string>> second =
+      reference_frames({references.llvm_symbolizer, "--obj=" + binary, "-a", "-f", "-i", "-C",
+                        "--output-style=GNU"},
+                       addresses);
+  EXPECT_EQ(second.size(), addresses.size());
+  if (second.size() != addresses.size()) return 0;
   size_t inlined = 0;
   size_t references_differ = 0;
   for (size_t i = 0; i < addresses.size(); ++i) {
@@ -158,8 +162,11 @@ size_t compare_with_references(const std::string& binary, const std::string& lab
 class Addr2lineTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Addr2lineTest, FramesEqualAddr2line) {
-  TALLY_REQUIRE_PEER(find_program("addr2line"), "addr2line (binutils)");
-  size_t inlined = compare_with_references(shared("fixtures/bin/" + GetParam()), GetParam());
+  const References references;
+  TALLY_REQUIRE_PEER(references.addr2line, "addr2line (binutils)");
+  TALLY_REQUIRE_PEER(references.llvm_symbolizer, "llvm-symbolizer (Debian package llvm)");
+  size_t inlined =
+      compare_with_references(shared("fixtures/bin/" + GetParam()), GetParam(), references);
   // split's main inlines std::thread's constructor: inline chains were compared.
   if (GetParam().rfind("split", 0) == 0) {
     EXPECT_GT(inlined, 0u);
@@ -169,7 +176,9 @@ TEST_P(Addr2lineTest, FramesEqualAddr2line) {
 // C++ that the fixtures lack: a lambda (its DIE nested in the enclosing function's),
 // templates, a namespace, a class member, deep inlining; built here with g++ -O2 -g.
 TEST(Addr2lineCpp, LambdasTemplatesAndMembers) {
-  TALLY_REQUIRE_PEER(find_program("addr2line"), "addr2line (binutils)");
+  const References references;
+  TALLY_REQUIRE_PEER(references.addr2line, "addr2line (binutils)");
+  TALLY_REQUIRE_PEER(references.llvm_symbolizer, "llvm-symbolizer (Debian package llvm)");
   std::string compiler = find_program("g++");
   TALLY_REQUIRE_PEER(compiler, "g++");
   TempDir dir;
@@ -209,7 +218,7 @@ int main(int argc, char** argv) {
 )");
   RunResult built = run({compiler, "-O2", "-g", "-o", dir.file("program"), dir.file("program.cc")});
   ASSERT_EQ(built.exit_code, 0) << built.err;
-  EXPECT_GT(compare_with_references(dir.file("program"), "program"), 10u);
+  EXPECT_GT(compare_with_references(dir.file("program"), "program", references), 10u);
 }
 
 // A stripped library whose DWARF and .symtab are in a separate debug file (libc6-dbg):
