@@ -10,6 +10,8 @@ pkgs=(
   libdeflate-dev                                 # symbolization: fast inflating of compressed debug sections; gunzip of .gz inputs
   nlohmann-json3-dev                             # tally stat --json
   libcapstone-dev                                # tally disasm: the instructions (no objdump)
+  libdebuginfod-dev                              # symbolization: debug files from $DEBUGINFOD_URLS (dlopen'd client)
+  debuginfod                                     # elfutils' server: the debuginfod tests serve debug files with it
   binutils                                       # addr2line: the symbolizer tests' reference
   chromium                                       # the flame graph test opens the SVG headless
   libc6-dbg                                      # libc's separate debug file: symbolizer test of a stripped library
