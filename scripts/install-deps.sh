@@ -10,6 +10,8 @@ pkgs=(
   libdeflate-dev                                 # symbolization: fast inflating of compressed debug sections; gunzip of .gz inputs
   nlohmann-json3-dev                             # tally stat --json
   libcapstone-dev                                # tally disasm: the instructions (no objdump)
+  libdebuginfod-dev                              # symbolization: debug files from $DEBUGINFOD_URLS (dlopen'd client)
+  debuginfod                                     # elfutils' server: the debuginfod tests serve debug files with it
   binutils                                       # addr2line: the symbolizer tests' reference
   llvm                                           # llvm-symbolizer: their second reference
   gzip                                           # gzip(1): the tests read tally's gzip with it

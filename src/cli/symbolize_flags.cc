@@ -18,6 +18,11 @@ void add_symbolize_flags(CLI::App* cmd, SymbolizeFlags& flags, const std::string
                   "a directory to look for the binaries in, as DIR/NAME or DIR/full/path "
                   "(repeatable; searched before the recorded paths; $PPROF_BINARY_PATH too)")
       ->allow_extra_args(false);  // one DIR per flag: a FILE after it stays the FILE
+  cmd->add_flag("--no-debuginfod", flags.no_debuginfod,
+                "fetch no debug files from the debuginfod servers of $DEBUGINFOD_URLS (by "
+                "default those not on this machine are fetched by build id, into "
+                "libdebuginfod's cache; $DEBUGINFOD_TIMEOUT: seconds without data before a "
+                "server is given up, default 10)");
 }
 
 core::Status apply_symbolize_flags(const SymbolizeFlags& flags, core::Profile& profile,
@@ -27,6 +32,7 @@ core::Status apply_symbolize_flags(const SymbolizeFlags& flags, core::Profile& p
   options.binary_paths = flags.binary_paths;
   options.names = symbolize::NameStyle::simplified;
   options.name_unresolved = flags.name_unresolved;
+  options.debuginfod.enabled = !flags.no_debuginfod;
   return symbolize::symbolize(profile, options, diagnostics);
 }
 

@@ -19,10 +19,11 @@ struct SymbolizeFlags {
   // Addresses no binary resolves: named "[lib+0x12]" (reports), or left as addresses
   // (convert, whose output a later symbolizer with the binaries may still resolve).
   bool name_unresolved = true;
+  bool no_debuginfod = false;  // no debug files from $DEBUGINFOD_URLS
 };
 
 // Adds --symbolize MODE (default `default_mode`, described as `default_text` in --help when
-// not empty) and --binary-path DIR to `cmd`.
+// not empty), --binary-path DIR and --no-debuginfod to `cmd`.
 void add_symbolize_flags(CLI::App* cmd, SymbolizeFlags& flags, const std::string& default_mode,
                          const std::string& default_text = "");
 

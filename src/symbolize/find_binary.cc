@@ -61,6 +61,7 @@ std::vector<std::string> debug_file_candidates(const std::string& binary_path,
 FoundBinary find_binary(const std::string& mapping_file, const std::string& mapping_build_id,
                         const std::vector<std::string>& dirs) {
   FoundBinary result;
+  result.file = mapping_file;
   const std::string wanted_id = lower(mapping_build_id);
   std::vector<std::string> candidates;
   for (const auto& dir : dirs) {
@@ -89,6 +90,7 @@ FoundBinary find_binary(const std::string& mapping_file, const std::string& mapp
 
   std::string id = binary ? binary->build_id() : std::string();
   if (id.empty()) id = wanted_id;
+  result.build_id = id;
 
   if (binary) {
     result.binary = binary->path();

@@ -11,6 +11,8 @@ struct FoundBinary {
   std::string binary;  // the ELF that was mapped ("" when only a debug file was found)
   std::string debug;   // the file the DWARF is read from ("" when there is none)
   std::string key;     // build id, else the binary's path: one cache entry per key
+  std::string build_id;  // the binary's, else the mapping's (lower-case hex; "" when neither)
+  std::string file;      // the mapping's file, as the profile names it
   std::vector<std::string> searched;  // every path tried, for the "not found" report
   std::string problem;  // why nothing usable was found ("" when found)
   bool found() const { return !binary.empty() || !debug.empty(); }

@@ -20,6 +20,7 @@
 #include "core/id_table.h"
 #include "core/path_name.h"
 #include "symbolize/address_resolver.h"
+#include "symbolize/debuginfod_fetch.h"
 #include "symbolize/elf_image.h"
 #include "symbolize/find_binary.h"
 #include "symbolize/run_parallel.h"
@@ -312,6 +313,20 @@ core::Status symbolize_locations(core::Profile& profile, const Options& options,
     if (is_wanted(profile.locations[i]))
       wanted[profile.locations[i].mapping - 1].push_back(static_cast<core::LocationId>(i + 1));
 
+  // The binaries first, then from debuginfod the debug files not on this machine (a step
+  // of its own: all fetched at once, in parallel), then the images.
+  std::map<std::pair<std::string, std::string>, FoundBinary> found_by_file;  // (file, build id)
+  for (size_t m = 0; m < profile.mappings.size(); ++m) {
+    std::string file(profile.str(profile.mappings[m].file));
+    if (wanted[m].empty() || is_pseudo_file(file)) continue;
+    std::string build_id(profile.str(profile.mappings[m].build_id));
+    if (!found_by_file.contains({file, build_id}))
+      found_by_file.emplace(std::pair(file, build_id), find_binary(file, build_id, dirs));
+  }
+  std::vector<FoundBinary*> found_binaries;
+  for (auto& [file, found] : found_by_file) found_binaries.push_back(&found);
+  fetch_missing_files(found_binaries, options.debuginfod, diagnostics);
+
   std::vector<Image> images;
   std::map<std::string, int> image_by_key;       // build id or path -> images index
   std::map<std::pair<std::string, std::string>, int> image_by_file;  // (file, build id)
@@ -328,7 +343,7 @@ core::Status symbolize_locations(core::Profile& profile, const Options& options,
       if (known != image_by_file.end()) {
         image_index = known->second;
       } else {
-        FoundBinary found = find_binary(file, build_id, dirs);
+        FoundBinary found = std::move(found_by_file.at({file, build_id}));
         if (!found.found()) {
           std::string searched;
           for (const auto& path : found.searched) searched += (searched.empty() ? "" : ", ") + path;

@@ -10,6 +10,7 @@
 #include "core/diagnostics.h"
 #include "core/error.h"
 #include "core/profile.h"
+#include "symbolize/debuginfod_fetch.h"
 
 namespace tally::symbolize {
 
@@ -31,6 +32,8 @@ struct Options {
   // false (convert): it keeps no line, so that the output holds the raw address, which a
   // later symbolizer given the binary can still resolve.
   bool name_unresolved = true;
+  // The debug files not found here come from the debuginfod servers of $DEBUGINFOD_URLS.
+  DebuginfodOptions debuginfod;
 };
 
 // Resolves every location whose mapping does not already have functions and whose lines
