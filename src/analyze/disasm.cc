@@ -279,7 +279,11 @@ core::Expected<DisasmReport> compute_disasm(const core::Profile& p, const Disasm
   for (core::MappingId id : objects_to_search(in)) {
     const core::Mapping& m = p.mapping(id);
     const std::string file(p.str(m.file));
-    const symbolize::FoundBinary found = symbolize::find_binary(file, std::string(p.str(m.build_id)), dirs);
+    symbolize::FoundBinary found = symbolize::find_binary(file, std::string(p.str(m.build_id)), dirs);
+    core::Diagnostics fetched;
+    symbolize::FoundBinary* wanted[] = {&found};
+    symbolize::fetch_missing_files(wanted, options.debuginfod, fetched);
+    report.warnings.insert(report.warnings.end(), fetched.warnings().begin(), fetched.warnings().end());
     auto ranges = found.binary.empty() ? nullptr : symbolize::FunctionRanges::load(found);
     if (!ranges) {
       std::string searched;

@@ -17,6 +17,7 @@
 #include "analyze/name_filter.h"
 #include "core/error.h"
 #include "core/profile.h"
+#include "symbolize/debuginfod_fetch.h"
 
 namespace tally::analyze {
 
@@ -26,6 +27,8 @@ struct DisasmOptions {
   std::string sample_index;
   AsmSyntax syntax = AsmSyntax::att;
   std::vector<std::string> binary_paths;  // --binary-path (then $PPROF_BINARY_PATH)
+  // Binaries and debug files not found here come from the servers of $DEBUGINFOD_URLS.
+  symbolize::DebuginfodOptions debuginfod;
 };
 
 struct DisasmInstruction {

@@ -25,6 +25,7 @@ int run_disasm(const DisasmCommandOptions& opt) {
   disasm.sample_index = opt.report.sample_index;
   disasm.syntax = opt.intel ? analyze::AsmSyntax::intel : analyze::AsmSyntax::att;
   disasm.binary_paths = opt.report.symbolize.binary_paths;
+  disasm.debuginfod.enabled = !opt.report.symbolize.no_debuginfod;
 
   if (!check_profile_source(opt.file, opt.report.db)) return kUsage;
 

@@ -153,7 +153,7 @@ std::vector<Task> make_tasks(std::vector<Image>& images,
 // their start only), with its build id and where its debug file was looked for, so that
 // the user knows which -dbgsym package or DEBUGINFOD_URLS would name them.
 void report_missing_symbols(const ElfIndex& index, const FoundBinary& found,
-                            core::Diagnostics& diagnostics) {
+                            const DebuginfodOptions& debuginfod, core::Diagnostics& diagnostics) {
   if (!index.code_range_problem().empty())
     diagnostics.warn("symbolize: " + index.code_range_problem() + " (functions without symbols stay addresses)");
   if (!index.mini_debug_problem().empty())
@@ -165,14 +165,21 @@ void report_missing_symbols(const ElfIndex& index, const FoundBinary& found,
   for (const std::string& path : debug_file_candidates(found.binary, build_id,
                                                        binary ? binary->debuglink() : ""))
     looked += (looked.empty() ? "" : ", ") + path;
+  // With servers asked (and none had it), only the package is left to suggest.
+  const char* urls = std::getenv("DEBUGINFOD_URLS");
+  const bool asked = debuginfod.enabled && urls != nullptr && *urls != '\0' && !build_id.empty();
   diagnostics.warn(fmt::format(
       "symbolize: {}{}: no debug symbols (.dynsym only), its other functions are named by "
-      "their start (sub_...); looked for {}; its -dbgsym package or DEBUGINFOD_URLS would name them",
+      "their start (sub_...); looked for {}{}; {}",
       found.binary, build_id.empty() ? "" : " (build id " + build_id + ")",
-      looked.empty() ? "nothing (no build id, no .gnu_debuglink)" : looked));
+      looked.empty() ? "nothing (no build id, no .gnu_debuglink)" : looked,
+      asked ? " and on the debuginfod servers of DEBUGINFOD_URLS" : "",
+      asked ? "its -dbgsym package would name them"
+            : "its -dbgsym package or DEBUGINFOD_URLS would name them"));
 }
 
-Resolution resolve_all(std::vector<Image>& images, unsigned threads, core::Diagnostics& diagnostics) {
+Resolution resolve_all(std::vector<Image>& images, unsigned threads, const DebuginfodOptions& debuginfod,
+                       core::Diagnostics& diagnostics) {
   Resolution kept;
   // One image per round, its index gone before the next one's is built, so that the
   // indexes never add up: an index with DWARF holds the inflated debug sections (libc's,
@@ -187,7 +194,7 @@ Resolution resolve_all(std::vector<Image>& images, unsigned threads, core::Diagn
   for (size_t round : order) {
     std::vector<std::unique_ptr<ElfIndex>> indexes(images.size());  // only `round`'s is made
     indexes[round] = std::make_unique<ElfIndex>(images[round].found, 1, threads);
-    report_missing_symbols(*indexes[round], images[round].found, diagnostics);
+    report_missing_symbols(*indexes[round], images[round].found, debuginfod, diagnostics);
     std::vector<Task> tasks = make_tasks(images, indexes, threads);
     const size_t first_task = kept.tasks.size();
 
@@ -407,7 +414,7 @@ core::Status symbolize_locations(core::Profile& profile, const Options& options,
     image.addresses.shrink_to_fit();
   });
   // The frames point into the resolvers: both live until the frames are interned.
-  Resolution resolution = resolve_all(images, threads, diagnostics);
+  Resolution resolution = resolve_all(images, threads, options.debuginfod, diagnostics);
   // What only the resolution needed goes before the profile grows.
   for (auto& image : images) image.addresses = {};
   for (Task& task : resolution.tasks) task.slots = {}, task.runs = {};

@@ -316,6 +316,15 @@ TEST_F(Debuginfod, ABinaryNotOnThisMachineIsFetchedWithItsDebugFile) {
       << traces.err;
   RunResult top = tally({"top", "--granularity=lines", profile}, server->url());
   expect_lines_of(p, top.out);
+
+  // disasm reads the code from the fetched binary and the lines from its debug file.
+  RunResult disasm = tally({"disasm", "churn_numbers", profile}, server->url());
+  ASSERT_EQ(disasm.exit_code, 0) << disasm.describe();
+  EXPECT_NE(disasm.out.find("ROUTINE ======================== churn_numbers"), std::string::npos)
+      << disasm.out;
+  EXPECT_NE(disasm.out.find(";churn_numbers "), std::string::npos) << disasm.out;  // a source line
+  RunResult no_server = tally({"disasm", "churn_numbers", profile}, "");
+  EXPECT_NE(no_server.exit_code, 0) << no_server.out;
 }
 
 TEST_F(Debuginfod, AStoppedServerOrAClosedPortIsReportedOnceWithoutWaiting) {
