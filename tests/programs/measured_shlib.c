@@ -12,18 +12,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "burn_body.h"
+
 #define NOINLINE __attribute__((noinline))
 
 void lib_hot(uint64_t n);
 void lib_cold(uint64_t n);
 
-static volatile uint64_t sink;
-
-NOINLINE void main_local(uint64_t n) {
-  uint64_t x = sink;
-  for (uint64_t i = 0; i < n; ++i) x = x * 6364136223846793005u + 0x3d7 + i;
-  sink = x;
-}
+NOINLINE void main_local(uint64_t n) { BURN_BODY(n, 0x3d7); }
 
 static uint64_t thread_cpu_ns(void) {
   struct timespec now;

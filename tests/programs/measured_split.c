@@ -15,20 +15,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "burn_body.h"
+
 #define NOINLINE __attribute__((noinline))
 
-static volatile uint64_t sink;
 static _Atomic uint64_t cpu_ns[4];
 static long rounds = 1;
 static uint64_t unit = 1000000;
-
-/* Distinct constants keep the four bodies different, so no linker folds them into one. */
-#define BURN_BODY(n, salt)                                                 \
-  do {                                                                     \
-    uint64_t x_ = sink;                                                    \
-    for (uint64_t i_ = 0; i_ < (n); ++i_) x_ = x_ * 6364136223846793005u + (salt) + i_; \
-    sink = x_;                                                             \
-  } while (0)
 
 NOINLINE void func_a(uint64_t n) { BURN_BODY(n, 0xa1); }
 NOINLINE void func_b(uint64_t n) { BURN_BODY(n, 0xb3); }

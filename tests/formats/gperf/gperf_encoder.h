@@ -53,4 +53,18 @@ class GperfEncoder {
 
 inline std::vector<uint8_t> as_bytes(const std::string& s) { return {s.begin(), s.end()}; }
 
+// One record of a profile written with encode_records: a count and its stack.
+struct GperfRecord {
+  uint64_t count;
+  std::vector<uint64_t> pcs;
+};
+
+// A 64-bit little-endian file, period 1000 us: the records, the trailer, then `maps`.
+inline std::string encode_records(const std::vector<GperfRecord>& records, const std::string& maps) {
+  GperfEncoder e(8, std::endian::little);
+  e.header(1000);
+  for (const GperfRecord& r : records) e.record(r.count, r.pcs);
+  return e.trailer().text(maps).bytes();
+}
+
 }  // namespace tally::test

@@ -24,17 +24,7 @@
 namespace tally::test {
 namespace {
 
-struct Record {
-  uint64_t count;
-  std::vector<uint64_t> pcs;
-};
-
-std::string encode(const std::vector<Record>& records, const std::string& maps) {
-  GperfEncoder e(8, std::endian::little);
-  e.header(1000);
-  for (const Record& r : records) e.record(r.count, r.pcs);
-  return e.trailer().text(maps).bytes();
-}
+using Record = GperfRecord;
 
 core::Profile read(const std::string& bytes, const gperf::BinaryInspector* binaries = nullptr) {
   core::Diagnostics diagnostics;
@@ -98,7 +88,7 @@ std::vector<WeightedStack> pprof_reading(const std::string& bytes) {
 
 TEST(SignalFrameWithoutBinary, RemovedInLibcUnderLeavesOfTwoMappingsAsPprofDoes) {
   const std::vector<Record> records = shaped({});
-  const core::Profile p = read(encode(records, kMaps));
+  const core::Profile p = read(encode_records(records, kMaps));
   EXPECT_EQ(weighted_stacks(p), without_second_frame(records, kInLibc));
   const std::string removed(p.attribute("gperf.signal_frames_removed"));
   EXPECT_NE(removed.find("(64 of 64 records), address 0x30101 (location 0x30100) in "
@@ -108,41 +98,41 @@ TEST(SignalFrameWithoutBinary, RemovedInLibcUnderLeavesOfTwoMappingsAsPprofDoes)
             std::string::npos) << removed;
   std::string pprof = find_pprof();
   TALLY_REQUIRE_PEER(pprof, "google/pprof");
-  EXPECT_EQ(pprof_reading(encode(records, kMaps)), weighted_stacks(p));
+  EXPECT_EQ(pprof_reading(encode_records(records, kMaps)), weighted_stacks(p));
 }
 
 TEST(SignalFrameWithoutBinary, PprofsMarginOfOneRecordIn32) {
   // 64 records: pprof's margin is 64/32 = 2 records without the frame.
   const std::vector<Record> enough = shaped({.sharing = 62});
-  EXPECT_EQ(weighted_stacks(read(encode(enough, kMaps))), without_second_frame(enough, kInLibc));
+  EXPECT_EQ(weighted_stacks(read(encode_records(enough, kMaps))), without_second_frame(enough, kInLibc));
   const std::vector<Record> short_of_it = shaped({.sharing = 61});
-  const core::Profile p = read(encode(short_of_it, kMaps));
+  const core::Profile p = read(encode_records(short_of_it, kMaps));
   EXPECT_EQ(weighted_stacks(p), without_second_frame(short_of_it, std::nullopt));
   EXPECT_EQ(p.attribute("gperf.signal_frames_removed"), "");
   EXPECT_EQ(p.attribute("gperf.shared_frame_kept"), "");
   std::string pprof = find_pprof();
   TALLY_REQUIRE_PEER(pprof, "google/pprof");
-  EXPECT_EQ(pprof_reading(encode(enough, kMaps)), without_second_frame(enough, kInLibc));
-  EXPECT_EQ(pprof_reading(encode(short_of_it, kMaps)), without_second_frame(short_of_it, std::nullopt));
+  EXPECT_EQ(pprof_reading(encode_records(enough, kMaps)), without_second_frame(enough, kInLibc));
+  EXPECT_EQ(pprof_reading(encode_records(short_of_it, kMaps)), without_second_frame(short_of_it, std::nullopt));
 }
 
 // Where tally keeps the frame that pprof removes.
 TEST(SignalFrameWithoutBinary, KeptWhenAllLeavesLieInOneMapping) {
   // libc's qsort calling one comparator of the program looks like this.
   const std::vector<Record> records = shaped({.leaves_in_two_mappings = false});
-  const core::Profile p = read(encode(records, kMaps));
+  const core::Profile p = read(encode_records(records, kMaps));
   EXPECT_EQ(weighted_stacks(p), without_second_frame(records, std::nullopt));
   const std::string kept(p.attribute("gperf.shared_frame_kept"));
   EXPECT_NE(kept.find("all lie in one mapping (/bin/prog)"), std::string::npos) << kept;
   EXPECT_EQ(p.attribute("gperf.signal_frames_removed"), "");
   std::string pprof = find_pprof();
   TALLY_REQUIRE_PEER(pprof, "google/pprof");
-  EXPECT_EQ(pprof_reading(encode(records, kMaps)), without_second_frame(records, kInLibc));
+  EXPECT_EQ(pprof_reading(encode_records(records, kMaps)), without_second_frame(records, kInLibc));
 }
 
 TEST(SignalFrameWithoutBinary, KeptWhenOutsideTheTrampolinesLibraries) {
   const std::vector<Record> records = shaped({.frame = kInLibm});
-  const core::Profile p = read(encode(records, kMaps));
+  const core::Profile p = read(encode_records(records, kMaps));
   EXPECT_EQ(weighted_stacks(p), without_second_frame(records, std::nullopt));
   const std::string kept(p.attribute("gperf.shared_frame_kept"));
   EXPECT_NE(kept.find("in /lib/x86_64-linux-gnu/libm.so.6: the second frame of 64 of 64 "
@@ -151,12 +141,12 @@ TEST(SignalFrameWithoutBinary, KeptWhenOutsideTheTrampolinesLibraries) {
   EXPECT_NE(kept.find("does not hold the signal trampoline"), std::string::npos) << kept;
   std::string pprof = find_pprof();
   TALLY_REQUIRE_PEER(pprof, "google/pprof");
-  EXPECT_EQ(pprof_reading(encode(records, kMaps)), without_second_frame(records, kInLibm));
+  EXPECT_EQ(pprof_reading(encode_records(records, kMaps)), without_second_frame(records, kInLibm));
 }
 
 TEST(SignalFrameWithoutBinary, KeptWhenNoMappingNamesIt) {
   const std::vector<Record> records = shaped({.frame = 0x90101});
-  const core::Profile p = read(encode(records, kMaps));
+  const core::Profile p = read(encode_records(records, kMaps));
   EXPECT_EQ(weighted_stacks(p), without_second_frame(records, std::nullopt));
   EXPECT_NE(p.attribute("gperf.shared_frame_kept").find("names no mapped file"), std::string::npos);
 }
@@ -169,13 +159,13 @@ TEST(SignalFrameWithoutBinary, DuplicatedLeafUnderTheFrameDroppedAndStacksMerged
     records.push_back({1, {0x10200 + (i % 2) * 0x40000u, kInLibc, 0x10200 + (i % 2) * 0x40000u,
                            0x10801}});
   records.push_back({5, {0x10200, 0x10801}});
-  const core::Profile p = read(encode(records, kMaps));
+  const core::Profile p = read(encode_records(records, kMaps));
   const std::vector<WeightedStack> expected{{20, {0x50200, 0x10800}}, {25, {0x10200, 0x10800}}};
   EXPECT_EQ(weighted_stacks(p), expected);
   EXPECT_EQ(p.sample_count(), 2u);
   std::string pprof = find_pprof();
   TALLY_REQUIRE_PEER(pprof, "google/pprof");
-  EXPECT_EQ(pprof_reading(encode(records, kMaps)), expected);
+  EXPECT_EQ(pprof_reading(encode_records(records, kMaps)), expected);
 }
 
 // The binary's word beats the profile's: here a fake binary.
@@ -188,7 +178,7 @@ TEST(SignalFrameWithoutBinary, TheBinarysAnswerDecides) {
     asked_file = a.file;
     return gperf::BinaryAnswer{gperf::BinaryAnswer::Kind::signal_frame, "fake: sigreturn"};
   };
-  const core::Profile removed = read(encode(in_libm, kMaps), &says_signal);
+  const core::Profile removed = read(encode_records(in_libm, kMaps), &says_signal);
   EXPECT_EQ(weighted_stacks(removed), without_second_frame(in_libm, kInLibm));
   EXPECT_EQ(asked_file, "/lib/x86_64-linux-gnu/libm.so.6");
   EXPECT_EQ(asked.address, kInLibm);  // as recorded, not minus one
@@ -201,7 +191,7 @@ TEST(SignalFrameWithoutBinary, TheBinarysAnswerDecides) {
   const gperf::BinaryInspector says_other = [](const gperf::MappedAddress&) {
     return gperf::BinaryAnswer{gperf::BinaryAnswer::Kind::other_code, "fake: qsort+0x20"};
   };
-  const core::Profile kept = read(encode(in_libc, kMaps), &says_other);
+  const core::Profile kept = read(encode_records(in_libc, kMaps), &says_other);
   EXPECT_EQ(weighted_stacks(kept), without_second_frame(in_libc, std::nullopt));
   EXPECT_NE(kept.attribute("gperf.shared_frame_kept").find("not a signal frame: fake: qsort+0x20"),
             std::string::npos);
@@ -209,7 +199,7 @@ TEST(SignalFrameWithoutBinary, TheBinarysAnswerDecides) {
   const gperf::BinaryInspector absent = [](const gperf::MappedAddress&) {
     return gperf::BinaryAnswer{gperf::BinaryAnswer::Kind::not_at_hand, "gone"};
   };
-  const core::Profile fallback = read(encode(in_libc, kMaps), &absent);
+  const core::Profile fallback = read(encode_records(in_libc, kMaps), &absent);
   EXPECT_EQ(weighted_stacks(fallback), without_second_frame(in_libc, kInLibc));
   EXPECT_NE(fallback.attribute("gperf.signal_frames_removed").find("no binary at hand: gone"),
             std::string::npos);
@@ -305,7 +295,7 @@ class WithThisLibc : public ::testing::Test {
 TEST_F(WithThisLibc, TheBinaryShowsTheTrampolinesSignalFrame) {
   const std::vector<Record> recorded = records(trampoline_);
   const gperf::BinaryInspector binaries = gperf::binary_inspector();
-  const core::Profile p = read(encode(recorded, maps_), &binaries);
+  const core::Profile p = read(encode_records(recorded, maps_), &binaries);
   EXPECT_EQ(weighted_stacks(p), without_second_frame(recorded, trampoline_));
   const std::string removed(p.attribute("gperf.signal_frames_removed"));
   EXPECT_NE(removed.find("evidence: the binary: " + libc_.path), std::string::npos) << removed;
@@ -316,7 +306,7 @@ TEST_F(WithThisLibc, TheBinaryOverrulesTheProfile) {
   // A call site in qsort under leaves of two mappings: the profile alone takes it for the
   // trampoline; libc's CFI says it is ordinary code.
   const std::vector<Record> recorded = records(in_qsort_);
-  const std::string bytes = encode(recorded, maps_);
+  const std::string bytes = encode_records(recorded, maps_);
   EXPECT_EQ(weighted_stacks(read(bytes)), without_second_frame(recorded, in_qsort_));
   const gperf::BinaryInspector binaries = gperf::binary_inspector();
   const core::Profile p = read(bytes, &binaries);
@@ -329,7 +319,7 @@ TEST_F(WithThisLibc, TheBinaryOverrulesTheProfile) {
 TEST_F(WithThisLibc, FoundInABinaryPathDirectoryAsTheSymbolizerFindsIt) {
   // The profile names a libc that is not there; --binary-path names the directory of ours.
   const std::string moved = "/nonexistent-tally-test/libc.so.6";
-  const std::string bytes = encode(records(trampoline_), replace_all(maps_, libc_.path, moved));
+  const std::string bytes = encode_records(records(trampoline_), replace_all(maps_, libc_.path, moved));
   const std::string dir = libc_.path.substr(0, libc_.path.rfind('/'));
   ASSERT_EQ(libc_.path.substr(dir.size()), "/libc.so.6") << libc_.path;
 

@@ -15,18 +15,7 @@
 namespace tally::test {
 namespace {
 
-struct Record {
-  uint64_t count;
-  std::vector<uint64_t> pcs;
-};
-
-// A 64-bit little-endian file, period 1000 us.
-std::string encode(const std::vector<Record>& records, const std::string& maps) {
-  GperfEncoder e(8, std::endian::little);
-  e.header(1000);
-  for (const Record& r : records) e.record(r.count, r.pcs);
-  return e.trailer().text(maps).bytes();
-}
+using Record = GperfRecord;
 
 core::Profile convert(const std::string& bytes) {
   core::Diagnostics diagnostics;
@@ -161,7 +150,7 @@ class GperfToProfile : public ::testing::TestWithParam<ConversionCase> {};
 
 TEST_P(GperfToProfile, StacksAndMappingsAsWorkedOutByHand) {
   const ConversionCase& c = GetParam();
-  core::Profile p = convert(encode(c.records, c.maps));
+  core::Profile p = convert(encode_records(c.records, c.maps));
   EXPECT_EQ(weighted_stacks(p), c.stacks);
   EXPECT_EQ(mapping_by_address(p), c.mappings);
 }
@@ -171,7 +160,7 @@ TEST_P(GperfToProfile, RealPprofAgrees) {
   TALLY_REQUIRE_PEER(pprof, "google/pprof");
   const ConversionCase& c = GetParam();
   TempDir dir;
-  write_bytes(dir.file("case.prof"), encode(c.records, c.maps));
+  write_bytes(dir.file("case.prof"), encode_records(c.records, c.maps));
   PprofRaw raw = run_pprof_raw(pprof, dir.file("case.prof"));
   EXPECT_EQ(raw.weighted_stacks(), c.stacks);
   EXPECT_EQ(raw.mapping_by_address(), c.mappings);
@@ -198,7 +187,7 @@ TEST(GperfToProfile, SampleTypesPeriodAndCpuValues) {
 }
 
 TEST(GperfToProfile, MappingsWithoutSamplesAreKept) {
-  core::Profile p = convert(encode({{1, {0x11800}}},
+  core::Profile p = convert(encode_records({{1, {0x11800}}},
                                    "00011000-00012000 r-xp 00000000 08:01 7 /bin/prog\n"
                                    "00030000-00031000 r-xp 00000000 08:01 8 /lib/libm.so.6\n"
                                    "00040000-00041000 rw-p 00000000 08:01 8 /lib/libm.so.6\n"));
@@ -210,7 +199,7 @@ TEST(GperfToProfile, MappingsWithoutSamplesAreKept) {
 
 // The spec's $build substitution reaches the profile's mapping names.
 TEST(GperfToProfile, BuildPathSubstitutedInMappingFiles) {
-  core::Profile p = convert(encode({{1, {0x11800}}},
+  core::Profile p = convert(encode_records({{1, {0x11800}}},
                                    "build=/home/me/out\n"
                                    "00011000-00012000 r-xp 00000000 08:01 7 $build/prog\n"));
   EXPECT_EQ(mapping_by_address(p).at(0x11800).file, "/home/me/out/prog");
