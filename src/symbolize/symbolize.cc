@@ -24,6 +24,7 @@
 #include "symbolize/elf_image.h"
 #include "symbolize/find_binary.h"
 #include "symbolize/run_parallel.h"
+#include "symbolize/symbol_map.h"
 
 namespace tally::symbolize {
 
@@ -38,116 +39,15 @@ struct Image {
   // As collected: the location of each address. Then grouped by slot, in address order.
   std::vector<core::LocationId> locations;
   std::vector<uint32_t> slot_begin;      // per slot + 1: where its locations start
-  std::vector<struct FrameSpan> frames;  // per slot: where its frames are
-};
-
-// The frames of one address: frames [begin, end) of task `task`.
-struct FrameSpan {
-  uint32_t task = 0, begin = 0, end = 0;
 };
 
 // Pseudo-files the kernel names in brackets ("[vdso]", "[heap]") have no ELF to read.
 bool is_pseudo_file(std::string_view file) { return file.empty() || file.front() == '['; }
 
-// One thread's share of work: addresses of one image, each run of them in one compile
-// unit (or outside DWARF), and once resolved their frames, address after address.
-struct Task {
-  struct Run {
-    size_t unit = ElfIndex::kNoUnit;
-    uint32_t begin = 0, end = 0;  // in `slots`
-  };
-  size_t image = 0;
-  std::vector<Run> runs;
-  std::vector<uint32_t> slots;  // ascending addresses within each run
-  std::vector<Frame> frames;
-};
+// What resolve_all keeps alive: each image's map, its index gone, for the frames (which
+// point into its resolvers: the functions they memoized and the units' file tables).
+using Resolution = std::vector<std::unique_ptr<SymbolMap>>;
 
-// What resolve_all keeps alive: the frames, which point into the resolvers (the functions
-// they memoized and the units' file tables), not into the indexes.
-struct Resolution {
-  std::vector<std::unique_ptr<AddressResolver>> resolvers;
-  std::vector<Task> tasks;
-};
-
-// An image whose DWARF addresses are fewer than this is resolved with one libdw handle:
-// every handle keeps its own record of each compile unit it passes (a few MB for a big
-// library), and this much work is not worth a second thread.
-constexpr size_t kAddressesPerExtraHandle = 2000;
-
-// Splits each indexed image's addresses into tasks: one per compile unit (the addresses outside
-// DWARF in chunks); an image with one libdw handle gets all its units in one task, which
-// one thread then runs.
-std::vector<Task> make_tasks(std::vector<Image>& images,
-                             const std::vector<std::unique_ptr<ElfIndex>>& indexes,
-                             unsigned threads) {
-  constexpr size_t kChunk = 4096;  // addresses outside DWARF per task
-  std::vector<Task> tasks;
-  for (size_t i = 0; i < images.size(); ++i) {
-    if (!indexes[i]) continue;  // not in this round
-    auto& image = images[i];
-    image.frames.resize(image.addresses.size());
-    ElfIndex& index = *indexes[i];
-    std::unordered_map<size_t, size_t> unit_task;  // unit -> its task
-    std::vector<size_t> unit_tasks;
-    size_t symbols_task = SIZE_MAX;
-    for (size_t slot = 0; slot < image.addresses.size(); ++slot) {
-      size_t unit = index.unit_of(image.addresses[slot]);
-      size_t task = 0;
-      if (unit != ElfIndex::kNoUnit) {
-        auto [it, added] = unit_task.try_emplace(unit, tasks.size());
-        if (added) {
-          tasks.push_back({i, {{unit, 0, 0}}, {}, {}});
-          unit_tasks.push_back(it->second);
-        }
-        task = it->second;
-      } else {
-        if (symbols_task == SIZE_MAX || tasks[symbols_task].slots.size() >= kChunk) {
-          symbols_task = tasks.size();
-          tasks.push_back({i, {{ElfIndex::kNoUnit, 0, 0}}, {}, {}});
-        }
-        task = symbols_task;
-      }
-      tasks[task].slots.push_back(static_cast<uint32_t>(slot));
-      tasks[task].runs.back().end = static_cast<uint32_t>(tasks[task].slots.size());
-    }
-    size_t dwarf_addresses = 0;
-    for (size_t t : unit_tasks) dwarf_addresses += tasks[t].slots.size();
-    if (threads > 1 && dwarf_addresses >= kAddressesPerExtraHandle) {
-      index.add_dwarf_handles(threads);
-    } else if (unit_tasks.size() > 1) {
-      // The units' tasks become runs of the first one; the others are left empty.
-      Task& merged = tasks[unit_tasks.front()];
-      for (size_t k = 1; k < unit_tasks.size(); ++k) {
-        Task& from = tasks[unit_tasks[k]];
-        const auto offset = static_cast<uint32_t>(merged.slots.size());
-        merged.slots.insert(merged.slots.end(), from.slots.begin(), from.slots.end());
-        merged.runs.push_back({from.runs.front().unit, offset,
-                               static_cast<uint32_t>(merged.slots.size())});
-        from = Task{};
-      }
-    }
-  }
-  std::erase_if(tasks, [](const Task& task) { return task.slots.empty(); });
-  // The tasks in DWARF first, so that the debug files' indexes (the biggest) are done
-  // with, and freed, early; the biggest first within each kind, so that the threads
-  // finish together.
-  auto in_dwarf = [](const Task& task) {
-    return std::any_of(task.runs.begin(), task.runs.end(),
-                       [](const Task::Run& run) { return run.unit != ElfIndex::kNoUnit; });
-  };
-  std::stable_sort(tasks.begin(), tasks.end(), [&](const Task& a, const Task& b) {
-    if (in_dwarf(a) != in_dwarf(b)) return in_dwarf(a);
-    return a.slots.size() > b.slots.size();
-  });
-  return tasks;
-}
-
-// Resolves every image's addresses on `threads` threads, one image after the other. Each
-// image's index is built once (its sections inflated on all threads) and shared. The work
-// then goes out as tasks, the biggest first: a unit is decoded by the one thread that
-// takes its task, with that thread's own resolver. Each index (the files, their inflated
-// debug sections, libdw's handles) is gone when its image is done: the frames need only
-// the resolvers.
 // Said once per image and report: what went wrong reading its call-frame information or
 // MiniDebugInfo, and an image with .dynsym alone (most of its functions then known by
 // their start only), with its build id and where its debug file was looked for, so that
@@ -178,51 +78,31 @@ void report_missing_symbols(const ElfIndex& index, const FoundBinary& found,
             : "its -dbgsym package or DEBUGINFOD_URLS would name them"));
 }
 
+// Resolves every image's addresses on `threads` threads, one image after the other. Each
+// image's map is opened (its sections inflated on all threads), resolves its addresses
+// (each compile unit on one thread), and gives back its index (the files, their inflated
+// debug sections, libdw's handles) when its image is done: the frames need only the
+// resolvers.
 Resolution resolve_all(std::vector<Image>& images, unsigned threads, const DebuginfodOptions& debuginfod,
                        core::Diagnostics& diagnostics) {
-  Resolution kept;
+  Resolution kept(images.size());
   // One image per round, its index gone before the next one's is built, so that the
   // indexes never add up: an index with DWARF holds the inflated debug sections (libc's,
   // ld.so's and libm's together were 21 MB of a 45 MB peak), one without the pages of its
-  // symbol tables (libLLVM's and libclang-cpp's, 7 MB). Each round inflates its sections
-  // and resolves its addresses on all threads. The images with DWARF first: their indexes
-  // are the biggest, and the frames the rounds leave grow with each round.
+  // symbol tables (libLLVM's and libclang-cpp's, 7 MB). The images with DWARF first: their
+  // indexes are the biggest, and the frames the rounds leave grow with each round.
   std::vector<size_t> order;
   for (bool with_dwarf : {true, false})
     for (size_t i = 0; i < images.size(); ++i)
       if (images[i].found.debug.empty() != with_dwarf) order.push_back(i);
   for (size_t round : order) {
-    std::vector<std::unique_ptr<ElfIndex>> indexes(images.size());  // only `round`'s is made
-    indexes[round] = std::make_unique<ElfIndex>(images[round].found, 1, threads);
-    report_missing_symbols(*indexes[round], images[round].found, debuginfod, diagnostics);
-    std::vector<Task> tasks = make_tasks(images, indexes, threads);
-    const size_t first_task = kept.tasks.size();
-
-    // Each thread's resolvers, by image. An image with one libdw handle has all its units
-    // in one task: whichever thread takes it uses handle 0 (its other tasks use none).
-    std::vector<std::unordered_map<size_t, std::unique_ptr<AddressResolver>>> per_thread(threads);
-    run_parallel(tasks.size(), threads, [&](unsigned worker, size_t t) {
-      Task& task = tasks[t];
-      const ElfIndex& index = *indexes[task.image];
-      auto& resolver = per_thread[worker][task.image];
-      if (!resolver)
-        resolver = std::make_unique<AddressResolver>(index, index.dwarf_handles() > 1 ? worker : 0);
-      Image& image = images[task.image];
-      std::vector<uint64_t> addresses(task.slots.size());
-      std::vector<uint32_t> ends(task.slots.size());
-      for (size_t k = 0; k < task.slots.size(); ++k) addresses[k] = image.addresses[task.slots[k]];
-      for (const Task::Run& run : task.runs)
-        resolver->resolve(run.unit, std::span(addresses).subspan(run.begin, run.end - run.begin),
-                          task.frames, std::span(ends).subspan(run.begin, run.end - run.begin));
-      const auto task_index = static_cast<uint32_t>(first_task + t);
-      for (size_t k = 0; k < task.slots.size(); ++k)
-        image.frames[task.slots[k]] = {task_index, k == 0 ? 0 : ends[k - 1], ends[k]};
-    });
-    for (auto& resolvers : per_thread)
-      for (auto& [image, resolver] : resolvers) kept.resolvers.push_back(std::move(resolver));
-    std::move(tasks.begin(), tasks.end(), std::back_inserter(kept.tasks));
-    indexes.clear();
-    // Most of what the indexes held was allocated by the worker threads, in malloc arenas
+    auto map = SymbolMap::open(images[round].found, threads);
+    if (!map) continue;  // images hold found binaries only
+    report_missing_symbols((*map)->index(), images[round].found, debuginfod, diagnostics);
+    (*map)->resolve(images[round].addresses, threads);
+    (*map)->release_index();
+    kept[round] = std::move(*map);
+    // Most of what the index held was allocated by the worker threads, in malloc arenas
     // this thread (the interning that follows) cannot reuse: give it back.
     ::malloc_trim(0);
   }
@@ -361,7 +241,7 @@ core::Status symbolize_locations(core::Profile& profile, const Options& options,
         } else {
           image_index = static_cast<int>(images.size());
           image_by_key.emplace(found.key, image_index);
-          images.push_back({std::move(found), {}, {}, {}, {}});
+          images.push_back({std::move(found), {}, {}, {}});
         }
         image_by_file.emplace(std::pair(file, build_id), image_index);
       }
@@ -417,7 +297,6 @@ core::Status symbolize_locations(core::Profile& profile, const Options& options,
   Resolution resolution = resolve_all(images, threads, options.debuginfod, diagnostics);
   // What only the resolution needed goes before the profile grows.
   for (auto& image : images) image.addresses = {};
-  for (Task& task : resolution.tasks) task.slots = {}, task.runs = {};
 
   // Each unique address's lines, interned once and given to the locations at it, image by
   // image in address order: the frames and the functions they point to are then visited
@@ -427,32 +306,31 @@ core::Status symbolize_locations(core::Profile& profile, const Options& options,
   // At most a function per frame and per unresolved location: reserved (address space,
   // not memory, until used) so that the table is not copied as it doubles.
   size_t frame_count = 0, unresolved_count = 0;
-  for (const Task& task : resolution.tasks) frame_count += task.frames.size();
+  for (const auto& map : resolution) frame_count += map ? map->frame_count() : 0;
   if (options.name_unresolved)
     for (const core::Location& location : profile.locations) unresolved_count += is_wanted(location);
   profile.functions.reserve(profile.functions.size() + frame_count + unresolved_count);
   std::vector<bool> mapping_resolved(profile.mappings.size(), false);
   core::LineList lines;
-  for (Image& image : images) {
-    for (size_t slot = 0; slot < image.frames.size(); ++slot) {
-      const FrameSpan& span = image.frames[slot];
-      if (span.begin == span.end) continue;
-      const std::vector<Frame>& frames = resolution.tasks[span.task].frames;
+  for (size_t image_index = 0; image_index < images.size(); ++image_index) {
+    Image& image = images[image_index];
+    const SymbolMap* map = resolution[image_index].get();
+    for (size_t slot = 0; map != nullptr && slot + 1 < image.slot_begin.size(); ++slot) {
+      const std::span<const Frame> frames = map->frames(slot);
+      if (frames.empty()) continue;
       lines.clear();
-      for (uint32_t k = span.begin; k < span.end; ++k)
-        lines.push_back({functions.intern(frames[k]), frames[k].line, 0});
+      for (const Frame& frame : frames) lines.push_back({functions.intern(frame), frame.line, 0});
       for (uint32_t i = image.slot_begin[slot]; i < image.slot_begin[slot + 1]; ++i) {
         core::Location& location = profile.location(image.locations[i]);
         location.lines = lines;
         mapping_resolved[location.mapping - 1] = true;
       }
     }
-    image.frames = {};
     image.locations = {};
     image.slot_begin = {};
   }
   // The frames are interned: the resolvers' memory goes before the unresolved names come.
-  resolution = {};
+  resolution.clear();
   ::malloc_trim(0);
 
   // What is still wanted found no function (or no ELF): "[libfoo.so+0x1234]", or left as an
