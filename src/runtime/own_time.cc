@@ -17,10 +17,19 @@ asm(".text\n" TALLY_OWN_TIME_FUNCTION("[tally: sampling]")
         TALLY_OWN_TIME_FUNCTION("[tally: writing the profile]")
             TALLY_OWN_TIME_FUNCTION("[not profiled: process start-up]"));
 
+// The C++ names of those functions. GCC copies an asm label into its assembly as written,
+// so a name with spaces needs the quotes; clang quotes the label itself and would take the
+// quotes as part of the name.
+#if defined(__clang__)
+#define TALLY_ASM_LABEL(name) name
+#else
+#define TALLY_ASM_LABEL(name) "\"" name "\""
+#endif
+
 extern "C" {
-void own_time_sampling() __asm__("\"[tally: sampling]\"");
-void own_time_writing() __asm__("\"[tally: writing the profile]\"");
-void own_time_start_up() __asm__("\"[not profiled: process start-up]\"");
+void own_time_sampling() __asm__(TALLY_ASM_LABEL("[tally: sampling]"));
+void own_time_writing() __asm__(TALLY_ASM_LABEL("[tally: writing the profile]"));
+void own_time_start_up() __asm__(TALLY_ASM_LABEL("[not profiled: process start-up]"));
 }
 
 namespace tally::runtime {
