@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # measure.sh: sourced at the top of the bench/*.sh scripts, after `set -euo pipefail`.
 #
 # die MESSAGE: prints "SCRIPT: MESSAGE" on stderr and exits 1.

@@ -37,7 +37,7 @@ for ((i = 1; i <= runs; i++)); do
   measure_run bare "$work/out" "$workload" -r "$rounds"
   for mode in fp dwarf; do
     if [[ $mode == fp ]]; then perf_graph=(-g); tally_graph=(-g fp)
-    else perf_graph=(--call-graph dwarf,16384); tally_graph=(-g dwarf,16384); fi
+    else perf_graph=(--call-graph "dwarf,16384"); tally_graph=(-g "dwarf,16384"); fi
     measure_run "tally record -g $mode" "$work/out" "$tally" record -e cpu-clock -F 999 \
       "${tally_graph[@]}" -o "$work/tally.pb.gz" -- "$workload" -r "$rounds"
     measure_run "perf record -g $mode" "$work/out" perf record -q -e cpu-clock -F 999 \

@@ -125,9 +125,23 @@ with open(out_path, 'wb') as out:
         out.write(f"{start:x}-{end:x} r-xp 00000000 00:00 0 {path}\n".encode())
 print(f"{kept} samples, {len(stacks)} distinct stacks, {len(layout)} files", file=sys.stderr)
 PY
-  perf script -i "$perf_data" -F pid,ip,dso 2>/dev/null |
-    python3 "$work/convert.py" "$data_dir/clang-top.prof" "$samples" "$freq" ||
-    die "making the profile failed"
+  # perf 6.1's script, too, may abort part-way through a long recording of many short
+  # processes (build-id.c:1010 assertion, then a stack smash; 2.28M of the samples were out
+  # by then here): the converter keeps the first SAMPLES, so the profile is whole if it got
+  # that many.
+  set +o pipefail
+  perf script -i "$perf_data" -F pid,ip,dso 2>"$work/perf-script.err" |
+    python3 "$work/convert.py" "$data_dir/clang-top.prof" "$samples" "$freq" 2>"$work/convert.err"
+  statuses=("${PIPESTATUS[@]}")
+  set -o pipefail
+  cat "$work/convert.err" >&2
+  ((statuses[1] == 0)) || die "converting perf script's output failed"
+  kept=$(awk 'NR == 1 { print $1 }' "$work/convert.err")
+  if ((statuses[0] != 0)); then
+    ((kept == samples)) || die "perf script failed after $kept samples: $(tail -3 "$work/perf-script.err")"
+    echo "(perf script stopped with status ${statuses[0]} after the first $samples samples were" \
+      "converted: $(grep -v '^$' "$work/perf-script.err" | tail -1))" >&2
+  fi
   "$tally" convert "$data_dir/clang-top.prof" --to pprof -o "$profile" ||
     die "tally convert of the made profile failed"
   rm -f "$perf_data"
