@@ -20,7 +20,8 @@ workload=$build/bench/sprofil_workload
 declare -A cpu ticks
 for ((r = 0; r < runs; ++r)); do
   for mode in none glibc tally; do
-    read -r c t used_regions < <("$workload" "$mode" "$regions")
+    out=$("$workload" "$mode" "$regions") || die "sprofil_workload $mode failed (exit $?)"
+    read -r c t used_regions <<<"$out"
     cpu[$mode]+="$c "
     ticks[$mode]+="$t "
   done
