@@ -103,7 +103,9 @@ ratio_line "workload slowdown (median of $runs)" "$(median "${without_wall[@]}")
 echo "  ${flush_line#*tally daemon: }"
 
 if command -v perf >/dev/null; then
-  perf record -a -g -F 99 -q -o "$work/perf.data" -- sleep "$idle_seconds" >/dev/null 2>&1 &
+  # --no-buildid: perf 6.1's build-id pass, after the recording, may abort (build-id.c
+  # assertion) on the many short processes of a shared machine; it is not timed here.
+  perf record -a -g -F 99 -q --no-buildid -o "$work/perf.data" -- sleep "$idle_seconds" >/dev/null 2>&1 &
   perf_pid=$!
   sleep 1
   # perf record's own process (the child is sleep).
@@ -117,7 +119,7 @@ if command -v perf >/dev/null; then
   for ((i = 1; i <= runs; i++)); do
     read -r w c < <(workload)
     base_wall+=("$w"); base_cpu+=("$c")
-    perf record -a -g -F 99 -q -o "$work/perf.data" -- sleep 3600 >/dev/null 2>&1 &
+    perf record -a -g -F 99 -q --no-buildid -o "$work/perf.data" -- sleep 3600 >/dev/null 2>&1 &
     p=$!
     sleep 1
     c0=$(oncpu_ns "$p"); w0=$(now_ns)
