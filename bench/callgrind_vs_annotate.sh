@@ -8,10 +8,11 @@
 # numbered dumps in order, then the final one), as the format allows. Prints wall and CPU
 # time, MB/s of the input, peak RSS and the ratios.
 #
-# tally's side, each the best of RUNS: `tally cat --summary FILE` (read + summary, what
+# tally's side: `tally cat --summary FILE` (read + summary, what
 # callgrind_annotate does) and `tally convert FILE -o /dev/null --to callgrind` (read +
 # write) when the CLI reads callgrind (a probe on a tiny file decides), and
-# bench/callgrind_parse (callgrind::read_profile alone) when it is built.
+# bench/callgrind_parse (callgrind::read_profile alone) when it is built. Each command and
+# callgrind_annotate run RUNS times, alternated; the medians are reported.
 #
 # Builds nothing. Environment:
 #   TALLY_BUILD        build directory with src/cli/tally and bench/callgrind_parse
@@ -19,8 +20,7 @@
 #   VALGRIND, CALLGRIND_ANNOTATE, PYTHON   the tools (default: on PATH; /usr/bin/python3)
 #   TALLY_BENCH_DATA   where the made file is kept between runs
 #                      (default: ${TMPDIR:-/tmp}/tally-bench); delete it to make it again
-#   RUNS               runs of tally, the best wall time is kept (default: 3);
-#                      callgrind_annotate runs once
+#   RUNS               runs of each command (default: 3)
 #
 # Checks, so that a fast but wrong reader fails: the Ir total that `tally cat --summary`
 # and callgrind_parse print must equal the sum of the file's totals: lines (valgrind writes
@@ -37,10 +37,9 @@ valgrind=${VALGRIND:-$(command -v valgrind || true)}
 annotate=${CALLGRIND_ANNOTATE:-$(command -v callgrind_annotate || true)}
 python=${PYTHON:-/usr/bin/python3}
 data_dir=${TALLY_BENCH_DATA:-${TMPDIR:-/tmp}/tally-bench}
-runs=${RUNS:-3}
+runs=$(runs_wanted 3)
 
 [[ $# -eq 0 ]] || die "usage: $0 (no arguments; see the environment variables in the header)"
-[[ $runs =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive integer, got '$runs'"
 parse=$build/bench/callgrind_parse
 [[ -n $valgrind && -x $valgrind ]] || die "no valgrind (apt-get install valgrind), or set VALGRIND"
 [[ -n $annotate && -x $annotate ]] || die "no callgrind_annotate (package valgrind), or set CALLGRIND_ANNOTATE"
@@ -119,52 +118,32 @@ check_reading() {
   fi
 }
 
-# --- tally: best of $runs for each command ---
-results=()  # "wall_ns cpu_s rss_kb" per command
-for ((c = 0; c < ${#commands[@]}; c++)); do
-  mapfile -t cmd <<<"${commands[c]}"
-  best_ns=0
-  best_rss=0
-  for ((i = 1; i <= runs; i++)); do
-    measure "$work/tally.out" "${cmd[@]}"
-    if ((best_ns == 0 || WALL_NS < best_ns)); then best_ns=$WALL_NS; best_cpu=$CPU_S; fi
-    if ((RSS_KB > best_rss)); then best_rss=$RSS_KB; fi  # peak RSS: the worst run
+# --- every command and callgrind_annotate, $runs runs each, alternated ---
+a_name="callgrind_annotate"
+for ((i = 1; i <= runs; i++)); do
+  for ((c = 0; c < ${#commands[@]}; c++)); do
+    mapfile -t cmd <<<"${commands[c]}"
+    measure_run "${labels[c]}" "$work/tally.out" "${cmd[@]}"
+    [[ ${labels[c]} == "tally convert"* ]] || check_reading "$work/tally.out"
   done
-  [[ ${labels[c]} == "tally convert"* ]] || check_reading "$work/tally.out"
-  results+=("$best_ns $best_cpu $best_rss")
+  echo "running callgrind_annotate (slow), run $i of $runs ..." >&2
+  measure_run "$a_name" "$work/annotate.out" "$annotate" "$input"
+  annotate_warnings=$(grep -c 'WARNING' "$work/stderr" || true)
+  got_total=$(awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }' "$work/annotate.out")
+  [[ $got_total == "$last_summary" ]] ||
+    die "callgrind_annotate's PROGRAM TOTALS is '$got_total', not the last summary: $last_summary"
 done
 
-# --- callgrind_annotate: once (it is slow) ---
-echo "running callgrind_annotate (slow) ..." >&2
-measure "$work/annotate.out" "$annotate" "$input"
-annotate_ns=$WALL_NS
-annotate_cpu=$CPU_S
-annotate_rss=$RSS_KB
-annotate_warnings=$(grep -c 'WARNING' "$work/stderr" || true)
-got_total=$(awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }' "$work/annotate.out")
-[[ $got_total == "$last_summary" ]] ||
-  die "callgrind_annotate's PROGRAM TOTALS is '$got_total', not the last summary: $last_summary"
-
 # --- report ---
-{
-  for ((c = 0; c < ${#commands[@]}; c++)); do echo "T ${results[c]} ${labels[c]} (best of $runs)"; done
-  echo "A $annotate_ns $annotate_cpu $annotate_rss callgrind_annotate (1 run)"
-} | awk -v bytes="$bytes" -v parts="$expect_parts" -v ir="$expect_ir" -v warnings="$annotate_warnings" \
-    -v load="$(cut -d ' ' -f 1-3 /proc/loadavg 2>/dev/null)" '
-function label(    s, i) { s = $5; for (i = 6; i <= NF; ++i) s = s " " $i; return s }
-{ n++; kind[n] = $1; wall[n] = $2 / 1e9; cpu[n] = $3; rss[n] = $4 * 1024 / 1e6; name[n] = label() }
-$1 == "A" { a = n }
-END {
-  mb = bytes / 1e6
+awk -v bytes="$bytes" -v parts="$expect_parts" -v ir="$expect_ir" 'BEGIN {
   printf "input: %.1f MB, %d parts, %.0f Ir (valgrind --tool=callgrind --dump-instr=yes " \
-    "--collect-jumps=yes --dump-every-bb=3000000 python3)\n\n", mb, parts, ir
-  printf "%-44s %9s %8s %8s %14s %12s %12s\n", "command", "wall (s)", "MB/s", "CPU (s)", \
-    "peak RSS (MB)", "annotate/it", "(CPU)"
-  for (i = 1; i <= n; ++i) {
-    printf "%-44s %9.2f %8.1f %8.2f %14.1f", name[i], wall[i], mb / wall[i], cpu[i], rss[i]
-    if (i != a) printf " %11.1fx %11.1fx", wall[a] / wall[i], cpu[a] / cpu[i]
-    printf "\n"
-  }
-  printf "\n(annotate/it: callgrind_annotate wall (CPU) time over the command'\''s; annotate warned %d " \
-    "times about the later parts'\'' header lines; load average at the end: %s)\n", warnings, load
-}'
+    "--collect-jumps=yes --dump-every-bb=3000000 python3)\n", bytes / 1e6, parts, ir }'
+for ((c = 0; c < ${#commands[@]}; c++)); do
+  echo
+  report_pair "${labels[c]}" "$a_name"
+  awk -v bytes="$bytes" -v t="$(run_figure "${labels[c]}" wall)" 'BEGIN {
+    printf "MB/s of the input (median wall time): %.1f\n", bytes / 1e6 / t }'
+done
+echo
+echo "(callgrind_annotate warned $annotate_warnings times a run about the later parts' header lines)"
+machine_note

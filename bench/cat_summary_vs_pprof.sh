@@ -12,7 +12,7 @@
 #   PPROF             google/pprof binary (default: /opt/peers/pprof)
 #   TALLY_BENCH_DATA  where generated profiles are kept between runs
 #                     (default: ${TMPDIR:-/tmp}/tally-bench)
-#   RUNS              runs of tally, the best wall time is kept (default: 3); pprof runs once
+#   RUNS              runs of each tool, alternated; medians are reported (default: 3)
 #
 # The tally and pprof totals are checked against the generator's own counts, so a fast but
 # wrong reader fails the benchmark. MB here is 10^6 bytes.
@@ -26,11 +26,10 @@ depth=32
 seed=1
 pprof=${PPROF:-/opt/peers/pprof}
 data_dir=${TALLY_BENCH_DATA:-${TMPDIR:-/tmp}/tally-bench}
-runs=${RUNS:-3}
+runs=$(runs_wanted 3)
 
 [[ $# -le 1 ]] || die "usage: $0 [RECORDS]"
 [[ $records =~ ^[1-9][0-9]*$ ]] || die "RECORDS must be a positive integer, got '$records'"
-[[ $runs =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive integer, got '$runs'"
 gen=$build/bench/gen_gperf_profile
 [[ -x $tally ]] || die "no tally binary at $tally; build it first, e.g.
   cmake --preset release && cmake --build build/release --target tally gen_gperf_profile
@@ -64,71 +63,68 @@ expect_pcs=$(stat_of distinct_pcs)
 bytes=$(stat -c %s "$profile")
 [[ $bytes == "$(stat_of bytes)" ]] || die "$profile has $bytes bytes, $stats says otherwise; delete both"
 
-# --- tally: best of $runs ---
-best_ns=0
-best_rss=0
-for ((i = 1; i <= runs; i++)); do
-  measure "$work/tally.out" "$tally" cat --summary "$profile"
-  if ((best_ns == 0 || WALL_NS < best_ns)); then best_ns=$WALL_NS; fi
-  if ((RSS_KB > best_rss)); then best_rss=$RSS_KB; fi  # peak RSS: the worst run
-done
-tally_ns=$best_ns
-tally_rss=$best_rss
-
+# --- tally and pprof, $runs runs each, alternated ---
 summary_field() {  # the number after a "tally cat --summary" label
   awk -v k="$1" 'index($0, k) == 1 { print $(split(k, _, " ") + 1); exit }' "$work/tally.out"
 }
-got_samples=$(summary_field "total samples")
-got_stacks=$(summary_field "distinct stacks")
-got_pcs=$(summary_field "locations")
-if [[ $got_samples != "$expect_samples" || $got_stacks != "$expect_stacks" ||
-      $got_pcs != "$expect_pcs" ]]; then
-  echo "cat_summary_vs_pprof: tally's summary disagrees with the generator:" >&2
-  echo "  samples $got_samples (expected $expect_samples), distinct stacks $got_stacks" \
-       "(expected $expect_stacks), locations $got_pcs (expected $expect_pcs)" >&2
-  cat "$work/tally.out" >&2
-  exit 1
-fi
-
-# --- pprof: once (it is slow) ---
-echo "running pprof (slow) ..." >&2
-measure "$work/pprof.out" "$pprof" -top -symbolize=none "$profile"
-pprof_ns=$WALL_NS
-pprof_rss=$RSS_KB
+check_tally() {
+  local got_samples got_stacks got_pcs
+  got_samples=$(summary_field "total samples")
+  got_stacks=$(summary_field "distinct stacks")
+  got_pcs=$(summary_field "locations")
+  if [[ $got_samples != "$expect_samples" || $got_stacks != "$expect_stacks" ||
+        $got_pcs != "$expect_pcs" ]]; then
+    echo "cat_summary_vs_pprof: tally's summary disagrees with the generator:" >&2
+    echo "  samples $got_samples (expected $expect_samples), distinct stacks $got_stacks" \
+         "(expected $expect_stacks), locations $got_pcs (expected $expect_pcs)" >&2
+    cat "$work/tally.out" >&2
+    exit 1
+  fi
+}
 # "Showing nodes accounting for X, P% of TOTAL total": TOTAL is samples x period (10 ms).
-total_line=$(grep -m 1 'Showing nodes accounting for' "$work/pprof.out") ||
-  die "pprof's output has no 'Showing nodes accounting for' line: $(head -c 500 "$work/pprof.out")"
-awk -v line="$total_line" -v samples="$expect_samples" 'BEGIN {
-  n = split(line, w, " "); total = w[n - 1]
-  split("ns us ms s mins hrs days", units, " ")
-  split("1e-9 1e-6 1e-3 1 60 3600 86400", scales, " ")
-  for (i in units) scale[units[i]] = scales[i]
-  if (!match(total, /^[0-9.]+/) || !(substr(total, RLENGTH + 1) in scale)) {
-    print "cannot parse the pprof total " total > "/dev/stderr"; exit 1
-  }
-  seconds = substr(total, 1, RLENGTH) * scale[substr(total, RLENGTH + 1)]
-  expected = samples * 0.01
-  if (seconds < expected * 0.999 || seconds > expected * 1.001) {
-    printf "pprof total %s differs from the generator: %d samples x 10 ms = %.2fs\n", \
-      total, samples, expected > "/dev/stderr"; exit 1
-  }
-}' || die "pprof's total is wrong or unreadable (line: $total_line)"
+check_pprof() {
+  local total_line
+  total_line=$(grep -m 1 'Showing nodes accounting for' "$work/pprof.out") ||
+    die "pprof's output has no 'Showing nodes accounting for' line: $(head -c 500 "$work/pprof.out")"
+  awk -v line="$total_line" -v samples="$expect_samples" 'BEGIN {
+    n = split(line, w, " "); total = w[n - 1]
+    split("ns us ms s mins hrs days", units, " ")
+    split("1e-9 1e-6 1e-3 1 60 3600 86400", scales, " ")
+    for (i in units) scale[units[i]] = scales[i]
+    if (!match(total, /^[0-9.]+/) || !(substr(total, RLENGTH + 1) in scale)) {
+      print "cannot parse the pprof total " total > "/dev/stderr"; exit 1
+    }
+    seconds = substr(total, 1, RLENGTH) * scale[substr(total, RLENGTH + 1)]
+    expected = samples * 0.01
+    if (seconds < expected * 0.999 || seconds > expected * 1.001) {
+      printf "pprof total %s differs from the generator: %d samples x 10 ms = %.2fs\n", \
+        total, samples, expected > "/dev/stderr"; exit 1
+    }
+  }' || die "pprof's total is wrong or unreadable (line: $total_line)"
+}
+t_name="tally cat --summary"
+p_name="pprof -top -symbolize=none"
+for ((i = 1; i <= runs; i++)); do
+  measure_run "$t_name" "$work/tally.out" "$tally" cat --summary "$profile"
+  check_tally
+  echo "running pprof (slow), run $i of $runs ..." >&2
+  measure_run "$p_name" "$work/pprof.out" "$pprof" -top -symbolize=none "$profile"
+  check_pprof
+done
 
 # --- report ---
 awk -v bytes="$bytes" -v records="$records" -v stacks="$expect_stacks" -v pcs="$expect_pcs" \
-    -v samples="$expect_samples" -v runs="$runs" \
-    -v t_ns="$tally_ns" -v t_kb="$tally_rss" -v p_ns="$pprof_ns" -v p_kb="$pprof_rss" 'BEGIN {
-  mb = bytes / 1e6
-  t_s = t_ns / 1e9; p_s = p_ns / 1e9
-  t_mb = t_kb * 1024 / 1e6; p_mb = p_kb * 1024 / 1e6
+    -v samples="$expect_samples" 'BEGIN {
   printf "input: %d records x 32 frames, %.1f MB, %d samples, %d distinct stacks, %d PCs\n\n", \
-    records, mb, samples, stacks, pcs
-  printf "%-38s %10s %10s %14s\n", "command", "wall (s)", "MB/s", "peak RSS (MB)"
-  printf "%-38s %10.3f %10.1f %14.1f\n", "tally cat --summary (best of " runs ")", t_s, mb / t_s, t_mb
-  printf "%-38s %10.3f %10.1f %14.1f\n", "pprof -top -symbolize=none (1 run)", p_s, mb / p_s, p_mb
-  printf "%-38s %9.1fx %10s %13.1fx\n", "pprof / tally", p_s / t_s, "", p_mb / t_mb
-  if (records == 1000000) {
-    met = t_s < 1 && t_mb < 300
-    printf "\naim (issue 2): tally < 1 s and < 300 MB on 1M records: %s\n", met ? "met" : "MISSED"
-  }
+    records, bytes / 1e6, samples, stacks, pcs
 }'
+report_pair "$t_name" "$p_name"
+t_s=$(run_figure "$t_name" wall)
+t_mb=$(run_figure "$t_name" rss)
+awk -v bytes="$bytes" -v t="$t_s" -v p="$(run_figure "$p_name" wall)" 'BEGIN {
+  printf "\nMB/s of the input (median wall time): tally %.1f, pprof %.1f\n", bytes / 1e6 / t, bytes / 1e6 / p }'
+if ((records == 1000000)); then
+  awk -v t="$t_s" -v m="$t_mb" 'BEGIN {
+    printf "aim (issue 2): tally < 1 s and < 300 MB on 1M records: %s\n", (t < 1 && m < 300) ? "met" : "MISSED" }'
+fi
+machine_note

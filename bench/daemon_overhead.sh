@@ -7,21 +7,21 @@
 #     every CPU busy (../shared/fixtures/bin/split -t NCPUS -r ROUNDS, default 300);
 #   - the workload's slowdown: its CPU time (user + system, which the sampling interrupts
 #     add to) and its wall time with the daemon running over those without, runs
-#     alternated, the median of 5 each (wall time means little on a shared machine);
-#   - the same for `perf record -a -g -F 99` (the peer: system-wide sampling to a file),
-#     when perf is installed.
+#     alternated, the median of RUNS each (default 5; wall time means little on a shared
+#     machine);
+#   - the same for `perf record -a -g -F 99` (the peer: system-wide sampling to a file,
+#     RUNS runs too), when perf is installed.
 # CPU time is the kernel's on-CPU time of the process (/proc/PID/schedstat, nanoseconds).
 # Needs root (system-wide sampling). TALLY_BUILD selects the build tree (default
 # <repo>/build/release).
 set -euo pipefail
+# shellcheck source=measure.sh
+source "$(dirname "${BASH_SOURCE[0]}")/measure.sh"
 idle_seconds=${1:-30}
 rounds=${2:-300}
-repo_root=$(cd "$(dirname "$0")/.." && pwd)
-build=${TALLY_BUILD:-$repo_root/build/release}
-tally=$build/src/cli/tally
+runs=$(runs_wanted 5)
 split=$repo_root/../shared/fixtures/bin/split
-die() { echo "daemon_overhead: $*" >&2; exit 1; }
-[[ -x $tally ]] || die "build tally in $build first, or point TALLY_BUILD at a build directory"
+require_tally
 [[ -x $split ]] || die "$split is missing (../shared/fixtures)"
 [[ $(id -u) == 0 ]] || die "run as root: the daemon samples every CPU"
 cpus=$(nproc)
@@ -49,7 +49,6 @@ cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 print(wall, int(cpu * 1e9))
 PY
 }
-median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 start_daemon() {
   rm -rf "$work/db" "$work/daemon.log"
@@ -77,7 +76,7 @@ stop_daemon
 
 # Under the workload: alternate runs with and without the daemon.
 without_wall=() without_cpu=() with_wall=() with_cpu=() busy_cpu=0 busy_wall=0
-for i in 1 2 3 4 5; do
+for ((i = 1; i <= runs; i++)); do
   read -r w c < <(workload)
   without_wall+=("$w"); without_cpu+=("$c")
   start_daemon
@@ -96,16 +95,17 @@ ratio_line() {  # LABEL BASE_WALL BASE_CPU WALL CPU
     printf "  %s: CPU %.2f s -> %.2f s (%.4fx), wall %.2f s -> %.2f s (%.4fx)\n", l, bc / 1e9, c / 1e9, c / bc, bw / 1e9, w / 1e9, w / bw }'
 }
 
-echo "machine: $cpus CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "tally daemon (defaults: cpu-clock 99 Hz/CPU, -g fp):"
 echo "  idle ${idle_seconds} s:            daemon CPU $idle_share of one CPU"
 echo "  split -t $cpus -r $rounds:     daemon CPU $busy_share of one CPU"
-ratio_line "workload slowdown (median of 5)" "$(median "${without_wall[@]}")" "$(median "${without_cpu[@]}")" \
+ratio_line "workload slowdown (median of $runs)" "$(median "${without_wall[@]}")" "$(median "${without_cpu[@]}")" \
   "$(median "${with_wall[@]}")" "$(median "${with_cpu[@]}")"
 echo "  ${flush_line#*tally daemon: }"
 
 if command -v perf >/dev/null; then
-  perf record -a -g -F 99 -q -o "$work/perf.data" -- sleep "$idle_seconds" >/dev/null 2>&1 &
+  # --no-buildid: perf 6.1's build-id pass, after the recording, may abort (build-id.c
+  # assertion) on the many short processes of a shared machine; it is not timed here.
+  perf record -a -g -F 99 -q --no-buildid -o "$work/perf.data" -- sleep "$idle_seconds" >/dev/null 2>&1 &
   perf_pid=$!
   sleep 1
   # perf record's own process (the child is sleep).
@@ -114,17 +114,25 @@ if command -v perf >/dev/null; then
   c1=$(oncpu_ns "$perf_pid"); w1=$(now_ns)
   wait "$perf_pid" || true
   perf_idle=$(share $((c1 - c0)) $((w1 - w0)))
-  perf_wall=() perf_cpu=()
-  for i in 1 2 3 4 5; do
-    perf record -a -g -F 99 -q -o "$work/perf.data" -- sleep 3600 >/dev/null 2>&1 &
+  # Alternated with runs of its own without a profiler, as the daemon's were.
+  perf_wall=() perf_cpu=() base_wall=() base_cpu=() perf_busy_cpu=0 perf_busy_wall=0
+  for ((i = 1; i <= runs; i++)); do
+    read -r w c < <(workload)
+    base_wall+=("$w"); base_cpu+=("$c")
+    perf record -a -g -F 99 -q --no-buildid -o "$work/perf.data" -- sleep 3600 >/dev/null 2>&1 &
     p=$!
     sleep 1
+    c0=$(oncpu_ns "$p"); w0=$(now_ns)
     read -r w c < <(workload)
     perf_wall+=("$w"); perf_cpu+=("$c")
+    c1=$(oncpu_ns "$p"); w1=$(now_ns)
+    perf_busy_cpu=$((perf_busy_cpu + c1 - c0)); perf_busy_wall=$((perf_busy_wall + w1 - w0))
     kill -INT "$p"; wait "$p" || true
   done
   echo "perf record -a -g -F 99 (peer):"
-  echo "  idle:                    perf CPU $perf_idle of one CPU"
-  ratio_line "workload slowdown (median of 5)" "$(median "${without_wall[@]}")" "$(median "${without_cpu[@]}")" \
+  echo "  idle ${idle_seconds} s:            perf CPU $perf_idle of one CPU"
+  echo "  split -t $cpus -r $rounds:     perf CPU $(share "$perf_busy_cpu" "$perf_busy_wall") of one CPU"
+  ratio_line "workload slowdown (median of $runs)" "$(median "${base_wall[@]}")" "$(median "${base_cpu[@]}")" \
     "$(median "${perf_wall[@]}")" "$(median "${perf_cpu[@]}")"
 fi
+machine_note

@@ -13,7 +13,7 @@
 #   PPROF             google/pprof binary (default: /opt/peers/pprof)
 #   TALLY_BENCH_DATA  where generated profiles are kept between runs
 #                     (default: ${TMPDIR:-/tmp}/tally-bench)
-#   RUNS              runs of tally, the best wall time is kept (default: 3); pprof runs once
+#   RUNS              runs of each tool, alternated; medians are reported (default: 3)
 #
 # Both outputs are checked against the generator's own counts (samples, total, locations,
 # functions), read back with `tally cat --summary`, so a fast but lossy conversion fails the
@@ -29,11 +29,10 @@ draws=${1:-11700000}
 seed=1
 pprof=${PPROF:-/opt/peers/pprof}
 data_dir=${TALLY_BENCH_DATA:-${TMPDIR:-/tmp}/tally-bench}
-runs=${RUNS:-3}
+runs=$(runs_wanted 3)
 
 [[ $# -le 1 ]] || die "usage: $0 [DRAWS]"
 [[ $draws =~ ^[1-9][0-9]*$ ]] || die "DRAWS must be a positive integer, got '$draws'"
-[[ $runs =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive integer, got '$runs'"
 gen=$build/bench/gen_pprof_profile
 [[ -x $tally ]] || die "no tally binary at $tally; build it first, e.g.
   cmake --preset release && cmake --build build/release --target tally gen_pprof_profile
@@ -83,46 +82,30 @@ check_output() {
   fi
 }
 
-# --- tally: best of $runs ---
-best_ns=0
-best_rss=0
+# --- tally and pprof, $runs runs each, alternated ---
+t_name="tally convert --to pprof"
+p_name="pprof -proto"
 for ((i = 1; i <= runs; i++)); do
-  measure "$work/tally.stdout" "$tally" convert "$profile" --to pprof -o "$work/tally.pb.gz"
-  if ((best_ns == 0 || WALL_NS < best_ns)); then best_ns=$WALL_NS; tally_cpu=$CPU_S; fi
-  if ((RSS_KB > best_rss)); then best_rss=$RSS_KB; fi  # peak RSS: the worst run
+  measure_run "$t_name" "$work/tally.stdout" "$tally" convert "$profile" --to pprof -o "$work/tally.pb.gz"
+  [[ ! -s $work/stderr ]] || die "tally reported losses converting pprof to pprof: $(cat "$work/stderr")"
+  check_output "$work/tally.pb.gz" tally
+  echo "running pprof -proto (slow), run $i of $runs ..." >&2
+  measure_run "$p_name" "$work/pprof.pb.gz" "$pprof" -proto "$profile"
+  check_output "$work/pprof.pb.gz" pprof
 done
-tally_ns=$best_ns
-tally_rss=$best_rss
-[[ ! -s $work/stderr ]] || die "tally reported losses converting pprof to pprof: $(cat "$work/stderr")"
-check_output "$work/tally.pb.gz" tally
 tally_out=$(stat -c %s "$work/tally.pb.gz")
-
-# --- pprof: once (it is slow) ---
-echo "running pprof -proto (slow) ..." >&2
-measure "$work/pprof.pb.gz" "$pprof" -proto "$profile"
-pprof_ns=$WALL_NS
-pprof_cpu=$CPU_S
-pprof_rss=$RSS_KB
-check_output "$work/pprof.pb.gz" pprof
 pprof_out=$(stat -c %s "$work/pprof.pb.gz")
 
 # --- report ---
 awk -v bytes="$bytes" -v raw="$(stat_of raw_bytes)" -v samples="$(stat_of samples)" \
-    -v locations="$(stat_of locations)" -v functions="$(stat_of functions)" -v runs="$runs" \
-    -v t_ns="$tally_ns" -v t_cpu="$tally_cpu" -v t_kb="$tally_rss" -v t_out="$tally_out" \
-    -v p_ns="$pprof_ns" -v p_cpu="$pprof_cpu" -v p_kb="$pprof_rss" -v p_out="$pprof_out" \
-    -v load="$(cut -d ' ' -f 1-3 /proc/loadavg 2>/dev/null)" 'BEGIN {
-  mb = bytes / 1e6
-  t_s = t_ns / 1e9; p_s = p_ns / 1e9
-  t_mb = t_kb * 1024 / 1e6; p_mb = p_kb * 1024 / 1e6
+    -v locations="$(stat_of locations)" -v functions="$(stat_of functions)" 'BEGIN {
   printf "input: %.1f MB gzipped (%.1f MB uncompressed), %d samples, %d locations, %d functions\n\n", \
-    mb, raw / 1e6, samples, locations, functions
-  printf "%-38s %9s %8s %8s %14s %11s\n", "command (read + write)", "wall (s)", "MB/s", "CPU (s)", \
-    "peak RSS (MB)", "output (MB)"
-  printf "%-38s %9.2f %8.1f %8.2f %14.1f %11.1f\n", "tally convert --to pprof (best of " runs ")", \
-    t_s, mb / t_s, t_cpu, t_mb, t_out / 1e6
-  printf "%-38s %9.2f %8.1f %8.2f %14.1f %11.1f\n", "pprof -proto (1 run)", p_s, mb / p_s, p_cpu, \
-    p_mb, p_out / 1e6
-  printf "%-38s %8.2fx %8s %7.2fx %13.2fx\n", "pprof / tally", p_s / t_s, "", p_cpu / t_cpu, p_mb / t_mb
-  printf "\n(MB/s: MB of the input .pb.gz per second of wall time; load average at the end: %s)\n", load
+    bytes / 1e6, raw / 1e6, samples, locations, functions
 }'
+report_pair "$t_name" "$p_name"
+awk -v bytes="$bytes" -v t="$(run_figure "$t_name" wall)" -v p="$(run_figure "$p_name" wall)" \
+    -v t_out="$tally_out" -v p_out="$pprof_out" 'BEGIN {
+  printf "\nMB/s of the input .pb.gz (median wall time): tally %.1f, pprof %.1f\n", bytes / 1e6 / t, bytes / 1e6 / p
+  printf "output: tally %.1f MB, pprof %.1f MB\n", t_out / 1e6, p_out / 1e6
+}'
+machine_note

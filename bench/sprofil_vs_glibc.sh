@@ -9,28 +9,30 @@
 #
 # Environment: TALLY_BUILD (default <repo>/build/release).
 set -euo pipefail
+# shellcheck source=measure.sh
+source "$(dirname "${BASH_SOURCE[0]}")/measure.sh"
 
-repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${TALLY_BUILD:-$repo_root/build/release}
-runs=${1:-7}
+runs=$(RUNS=${1:-${RUNS:-}} runs_wanted 7)
 regions=${2:-1000}
 workload=$build/bench/sprofil_workload
-[[ -x $workload ]] || { echo "sprofil_vs_glibc: no $workload (build target sprofil_workload)" >&2; exit 1; }
+[[ -x $workload ]] || die "no $workload (build target sprofil_workload)"
 
 declare -A cpu ticks
 for ((r = 0; r < runs; ++r)); do
   for mode in none glibc tally; do
-    read -r c t used_regions < <("$workload" "$mode" "$regions")
+    out=$("$workload" "$mode" "$regions") || die "sprofil_workload $mode failed (exit $?)"
+    read -r c t used_regions <<<"$out"
     cpu[$mode]+="$c "
     ticks[$mode]+="$t "
   done
 done
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 for mode in none glibc tally; do
-  m=$(median <<<"${cpu[$mode]}")
+  read -r -a values <<<"${cpu[$mode]}"
+  m=$(median "${values[@]}")
   declare "median_$mode=$m"
   printf '%-6s CPU %8.4f s (median of %d)  ticks: %s\n' "$mode" "$m" "$runs" "${ticks[$mode]}"
 done
 echo "regions: $used_regions (+ the overflow bin)"
 awk -v n="$median_none" -v g="$median_glibc" -v t="$median_tally" 'BEGIN {
   printf "glibc / none %.4f   tally / none %.4f   tally / glibc %.4f\n", g / n, t / n, t / g }'
+machine_note

@@ -1,6 +1,8 @@
 // Times tally's symbolizer against `addr2line -f -i -C -e BINARY` on the same set of N
 // unique addresses inside the functions of a big binary (issue 5 aims at >= 10x).
-//   symbolize_vs_addr2line BINARY [N] [--dump FILE]
+//   symbolize_vs_addr2line BINARY [N] [--runs R] [--dump FILE]
+// Each of R rounds (default 5) runs tally on 1 thread, tally on every core and addr2line
+// once, in that order, so that a change of load hits all three; the medians are compared.
 // --dump FILE writes every address's frames (function, system name, file, line), for
 // comparing two builds of the symbolizer.
 // BINARY: a big library such as /usr/lib/x86_64-linux-gnu/libLLVM-15.so.1 (symbol table
@@ -56,6 +58,13 @@ double cpu_seconds(const rusage& usage) {
          static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
 }
 
+// The middle value, or the mean of the two middle ones.
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -85,13 +94,23 @@ void dump_frames(const tally::core::Profile& profile, const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s BINARY [N]\n", argv[0]);
+  std::string binary, dump_path;
+  size_t wanted = 20000, runs = 5;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if ((arg == "--dump" || arg == "--runs") && i + 1 < argc) {
+      if (arg == "--dump") dump_path = argv[++i];
+      else runs = std::strtoull(argv[++i], nullptr, 10);
+    } else if (binary.empty()) {
+      binary = arg;
+    } else {
+      wanted = std::strtoull(arg.c_str(), nullptr, 10);
+    }
+  }
+  if (binary.empty() || wanted == 0 || runs == 0) {
+    std::fprintf(stderr, "usage: %s BINARY [N] [--runs R] [--dump FILE]\n", argv[0]);
     return 2;
   }
-  const std::string binary = argv[1];
-  const size_t wanted = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 20000;
-  const std::string dump_path = argc > 4 && std::string(argv[3]) == "--dump" ? argv[4] : "";
 
   elf_version(EV_CURRENT);
   int fd = open(binary.c_str(), O_RDONLY);
@@ -140,31 +159,8 @@ int main(int argc, char** argv) {
     return profile;
   };
 
-  std::printf("%s: %zu functions, %zu unique addresses\n", binary.c_str(), functions.size(),
-              addresses.size());
-  double tally_seconds[2] = {0, 0};
-  double tally_cpu[2] = {0, 0};
-  unsigned thread_counts[2] = {1, std::max(1u, std::thread::hardware_concurrency())};
-  size_t frames = 0;
-  for (int i = 0; i < 2; ++i) {
-    auto profile = make_profile();
-    tally::core::Diagnostics diagnostics;
-    tally::symbolize::Options options;
-    options.threads = thread_counts[i];
-    rusage before{}, after{};
-    getrusage(RUSAGE_SELF, &before);
-    auto start = Clock::now();
-    (void)tally::symbolize::symbolize(profile, options, diagnostics);
-    tally_seconds[i] = seconds_since(start);
-    getrusage(RUSAGE_SELF, &after);
-    tally_cpu[i] = cpu_seconds(after) - cpu_seconds(before);
-    frames = 0;
-    for (const auto& l : profile.locations) frames += l.lines.size();
-    std::printf("tally symbolize, %u thread(s): %.3f s (%zu frames, %.3f s cpu, %ld page faults)\n",
-                thread_counts[i], tally_seconds[i], frames,
-                cpu_seconds(after) - cpu_seconds(before), after.ru_minflt - before.ru_minflt);
-    if (i == 1 && !dump_path.empty()) dump_frames(profile, dump_path);
-  }
+  std::printf("%s: %zu functions, %zu unique addresses, %zu runs\n", binary.c_str(),
+              functions.size(), addresses.size(), runs);
 
   char list[] = "/tmp/tally-sym-bench-XXXXXX";
   int list_fd = mkstemp(list);
@@ -174,28 +170,62 @@ int main(int argc, char** argv) {
     std::snprintf(line, sizeof line, "%#llx\n", static_cast<unsigned long long>(a));
     text_list += line;
   }
-  if (write(list_fd, text_list.data(), text_list.size()) != static_cast<ssize_t>(text_list.size()))
+  if (list_fd < 0 ||
+      write(list_fd, text_list.data(), text_list.size()) != static_cast<ssize_t>(text_list.size()))
     return 1;
   close(list_fd);
-  std::string command = "addr2line -f -i -C -e '" + binary + "' < " + list + " > /dev/null";
-  rusage children_before{}, children_after{};
-  getrusage(RUSAGE_CHILDREN, &children_before);
-  auto start = Clock::now();
-  int status = std::system(command.c_str());
-  double addr2line_seconds = seconds_since(start);
-  getrusage(RUSAGE_CHILDREN, &children_after);
-  double addr2line_cpu = cpu_seconds(children_after) - cpu_seconds(children_before);
-  unlink(list);
-  if (status != 0) {
-    std::fprintf(stderr, "addr2line failed\n");
-    return 1;
+  const std::string command = "addr2line -f -i -C -e '" + binary + "' < " + list + " > /dev/null";
+
+  const unsigned thread_counts[2] = {1, std::max(1u, std::thread::hardware_concurrency())};
+  std::vector<double> tally_wall[2], tally_cpu[2], addr2line_wall, addr2line_cpu;
+  size_t frames = 0;
+  for (size_t run = 0; run < runs; ++run) {
+    for (int i = 0; i < 2; ++i) {
+      auto profile = make_profile();
+      tally::core::Diagnostics diagnostics;
+      tally::symbolize::Options options;
+      options.threads = thread_counts[i];
+      rusage before{}, after{};
+      getrusage(RUSAGE_SELF, &before);
+      auto start = Clock::now();
+      (void)tally::symbolize::symbolize(profile, options, diagnostics);
+      tally_wall[i].push_back(seconds_since(start));
+      getrusage(RUSAGE_SELF, &after);
+      tally_cpu[i].push_back(cpu_seconds(after) - cpu_seconds(before));
+      frames = 0;
+      for (const auto& l : profile.locations) frames += l.lines.size();
+      std::printf("run %zu: tally symbolize, %u thread(s): %.3f s (%zu frames, %.3f s cpu, %ld page faults)\n",
+                  run + 1, thread_counts[i], tally_wall[i].back(), frames, tally_cpu[i].back(),
+                  after.ru_minflt - before.ru_minflt);
+      if (run == 0 && i == 1 && !dump_path.empty()) dump_frames(profile, dump_path);
+    }
+    rusage children_before{}, children_after{};
+    getrusage(RUSAGE_CHILDREN, &children_before);
+    auto start = Clock::now();
+    int status = std::system(command.c_str());
+    addr2line_wall.push_back(seconds_since(start));
+    getrusage(RUSAGE_CHILDREN, &children_after);
+    addr2line_cpu.push_back(cpu_seconds(children_after) - cpu_seconds(children_before));
+    if (status != 0) {
+      unlink(list);
+      std::fprintf(stderr, "addr2line failed\n");
+      return 1;
+    }
+    std::printf("run %zu: addr2line -f -i -C: %.3f s (%.3f s cpu)\n", run + 1,
+                addr2line_wall.back(), addr2line_cpu.back());
   }
-  std::printf("addr2line -f -i -C: %.3f s (%.3f s cpu)\n", addr2line_seconds, addr2line_cpu);
+  unlink(list);
+
+  const double a_wall = median(addr2line_wall), a_cpu = median(addr2line_cpu);
+  std::printf("medians of %zu runs:\n", runs);
+  for (int i = 0; i < 2; ++i)
+    std::printf("  tally, %u thread(s): %.3f s wall, %.3f s cpu\n", thread_counts[i],
+                median(tally_wall[i]), median(tally_cpu[i]));
+  std::printf("  addr2line -f -i -C: %.3f s wall, %.3f s cpu\n", a_wall, a_cpu);
   std::printf("ratio addr2line / tally, wall: %.1fx (1 thread), %.1fx (%u threads)\n",
-              addr2line_seconds / tally_seconds[0], addr2line_seconds / tally_seconds[1],
-              thread_counts[1]);
+              a_wall / median(tally_wall[0]), a_wall / median(tally_wall[1]), thread_counts[1]);
   // CPU time is what a loaded machine distorts least; all threads' time added up.
   std::printf("ratio addr2line / tally, cpu:  %.1fx (1 thread), %.1fx (%u threads)\n",
-              addr2line_cpu / tally_cpu[0], addr2line_cpu / tally_cpu[1], thread_counts[1]);
+              a_cpu / median(tally_cpu[0]), a_cpu / median(tally_cpu[1]), thread_counts[1]);
   return 0;
 }

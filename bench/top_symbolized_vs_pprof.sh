@@ -22,7 +22,8 @@
 #   4. `tally convert --symbolize=none --to pprof` turns it into clang-top.pb.gz: mappings
 #      with paths, ranges and offsets, locations with raw addresses, no functions.
 # Both tools are then timed on clang-top.pb.gz, each symbolizing it itself (pprof runs
-# llvm-symbolizer or addr2line and nm on the binaries).
+# llvm-symbolizer or addr2line and nm on the binaries), RUNS times each (default 3),
+# alternated; the medians are reported, and the rows are compared after every run.
 #
 # Environment:
 #   TALLY_BUILD        build directory with src/cli/tally (default <repo>/build/release)
@@ -34,6 +35,7 @@
 #   NODECOUNT          rows printed by both tools (default 60)
 #   COMPARED           resolved rows that must agree (default 15; pprof drops rows under
 #                      0.5% of the total, which leaves about 20 here)
+#   RUNS               runs of each tool (default 3)
 set -euo pipefail
 
 # shellcheck source=measure.sh
@@ -45,6 +47,7 @@ data_dir=${TALLY_BENCH_DATA:-${TMPDIR:-/tmp}/tally-bench}
 samples=${SAMPLES:-1000000}
 freq=${FREQ:-10000}
 nodecount=${NODECOUNT:-60}
+runs=$(runs_wanted 3)
 
 [[ $# -eq 0 ]] || die "usage: $0 (no arguments; see the environment variables in the header)"
 require_tally
@@ -122,18 +125,27 @@ with open(out_path, 'wb') as out:
         out.write(f"{start:x}-{end:x} r-xp 00000000 00:00 0 {path}\n".encode())
 print(f"{kept} samples, {len(stacks)} distinct stacks, {len(layout)} files", file=sys.stderr)
 PY
-  perf script -i "$perf_data" -F pid,ip,dso 2>/dev/null |
-    python3 "$work/convert.py" "$data_dir/clang-top.prof" "$samples" "$freq" ||
-    die "making the profile failed"
+  # perf 6.1's script, too, may abort part-way through a long recording of many short
+  # processes (build-id.c:1010 assertion, then a stack smash; 2.28M of the samples were out
+  # by then here): the converter keeps the first SAMPLES, so the profile is whole if it got
+  # that many.
+  set +o pipefail
+  perf script -i "$perf_data" -F pid,ip,dso 2>"$work/perf-script.err" |
+    python3 "$work/convert.py" "$data_dir/clang-top.prof" "$samples" "$freq" 2>"$work/convert.err"
+  statuses=("${PIPESTATUS[@]}")
+  set -o pipefail
+  cat "$work/convert.err" >&2
+  ((statuses[1] == 0)) || die "converting perf script's output failed"
+  kept=$(awk 'NR == 1 { print $1 }' "$work/convert.err")
+  if ((statuses[0] != 0)); then
+    ((kept == samples)) || die "perf script failed after $kept samples: $(tail -3 "$work/perf-script.err")"
+    echo "(perf script stopped with status ${statuses[0]} after the first $samples samples were" \
+      "converted: $(grep -v '^$' "$work/perf-script.err" | tail -1))" >&2
+  fi
   "$tally" convert "$data_dir/clang-top.prof" --symbolize=none --to pprof -o "$profile" ||
     die "tally convert of the made profile failed"
   rm -f "$perf_data"
 fi
-
-measure "$work/tally.txt" "$tally" top --nodecount="$nodecount" "$profile"
-tally_wall=$WALL_NS tally_cpu=$CPU_S tally_rss=$RSS_KB
-measure "$work/pprof.txt" "$pprof" -top -nodecount="$nodecount" "$profile"
-pprof_wall=$WALL_NS pprof_cpu=$CPU_S pprof_rss=$RSS_KB
 
 # Same top functions. tally names an address it cannot resolve "[libfoo.so+0x1234]" where
 # pprof folds all of a file's unresolved addresses into one "[libfoo.so]" row (here the
@@ -151,13 +163,14 @@ resolved_rows() {
                          for (i = first; i <= NF; i++) name = name (name ? " " : "") $i
                          if (name !~ /^\[/) print name "|" $2 "|" $5 }' | head -n "$compared"
 }
-resolved_rows "$work/pprof.txt" 0 >"$work/pprof.rows"
-resolved_rows "$work/tally.txt" 1 >"$work/tally.rows"
-[[ $(wc -l <"$work/pprof.rows") -eq $compared ]] ||
-  die "pprof printed fewer than $compared resolved rows (lower COMPARED)"
-sed -n 's/^[0-9a-f]*-[0-9a-f]* r-xp [0-9a-f]* [0-9:]* [0-9]* //p' "$data_dir/clang-top.prof" |
-  sort -u >"$work/files"
-python3 - "$work/pprof.rows" "$work/tally.rows" "$work/files" <<'PY' || die "tally top and pprof -top list different top functions"
+same_top_rows() {
+  resolved_rows "$work/pprof.txt" 0 >"$work/pprof.rows"
+  resolved_rows "$work/tally.txt" 1 >"$work/tally.rows"
+  [[ $(wc -l <"$work/pprof.rows") -eq $compared ]] ||
+    die "pprof printed fewer than $compared resolved rows (lower COMPARED)"
+  sed -n 's/^[0-9a-f]*-[0-9a-f]* r-xp [0-9a-f]* [0-9:]* [0-9]* //p' "$data_dir/clang-top.prof" |
+    sort -u >"$work/files"
+  python3 - "$work/pprof.rows" "$work/tally.rows" "$work/files" <<'PY' || die "tally top and pprof -top list different top functions"
 import os, subprocess, sys
 pprof_rows = [l.rstrip('\n').split('|') for l in open(sys.argv[1])]
 tally_rows = [l.rstrip('\n').split('|') for l in open(sys.argv[2])]
@@ -191,13 +204,17 @@ for (pn, pf, pc), (tn, tf, tc) in zip(pprof_rows, tally_rows):
         print(f"(aliases of one function: pprof {pn}, tally {tn})")
 sys.exit(1 if bad or len(pprof_rows) != len(tally_rows) else 0)
 PY
-echo "same $compared top resolved functions (name, flat%, cum%) in both"
+}
+t_name="tally top --nodecount=$nodecount"
+p_name="pprof -top -nodecount=$nodecount"
+for ((i = 1; i <= runs; i++)); do
+  measure_run "$t_name" "$work/tally.txt" "$tally" top --nodecount="$nodecount" "$profile"
+  echo "running pprof -top (slow), run $i of $runs ..." >&2
+  measure_run "$p_name" "$work/pprof.txt" "$pprof" -top -nodecount="$nodecount" "$profile"
+  same_top_rows
+done
+echo "same $compared top resolved functions (name, flat%, cum%) in both, in every run"
 head -n 12 "$work/tally.txt"
 
-python3 - "$tally_wall" "$tally_cpu" "$tally_rss" "$pprof_wall" "$pprof_cpu" "$pprof_rss" <<'PY'
-import sys
-tw, tc, tr, pw, pc, pr = map(float, sys.argv[1:])
-print(f"tally top : {tw/1e9:8.2f} s wall {tc:8.2f} s cpu {tr/1024:9.1f} MB peak RSS")
-print(f"pprof -top: {pw/1e9:8.2f} s wall {pc:8.2f} s cpu {pr/1024:9.1f} MB peak RSS")
-print(f"ratios    : {pw/tw:8.1f}x faster       {pr/tr:8.1f}x less memory")
-PY
+report_pair "$t_name" "$p_name"
+machine_note

@@ -6,11 +6,15 @@
 # and prints each sample's chain) minus that of `perf script -F comm` (reads the same
 # records, no unwinding), per sample; tally's is bench_unwind's BM_UnwindKernelSamples
 # (the kernel's samples of the same leaf, 16 KiB stacks, unwound in a loop), CPU time per
-# sample. TALLY_BUILD selects the build tree (default <repo>/build/release).
+# sample. Both sides are measured RUNS times (default 5): perf's two commands alternated,
+# each run's CPU time from perf stat's task-clock, and bench_unwind with as many
+# repetitions; the medians are compared. TALLY_BUILD selects the build tree (default
+# <repo>/build/release).
 set -euo pipefail
 # shellcheck source=measure.sh
 source "$(dirname "${BASH_SOURCE[0]}")/measure.sh"
 seconds=${1:-10}
+runs=$(runs_wanted 5)
 command -v perf >/dev/null || die "perf is not installed"
 spin=$build/tests/collect/unwind_spin
 bench=$build/bench/bench_unwind
@@ -21,18 +25,27 @@ perf record -q -e cpu-clock -F 999 --call-graph dwarf -o "$work/spin.data" -- "$
   die "perf record failed (perf_event_paranoid?)"
 samples=$(perf script -i "$work/spin.data" -F comm 2>/dev/null | wc -l)
 frames=$(perf script -i "$work/spin.data" -F ip 2>/dev/null | grep -c .)
-# CPU milliseconds of a command, the mean of 5 runs (perf stat's task-clock).
-cpu_ms() { perf stat -r 5 -x, -e task-clock "$@" 2>&1 >/dev/null | awk -F, '/task-clock/ { print $1 }'; }
-base=$(cpu_ms perf script -i "$work/spin.data" -F comm)
-with_chains=$(cpu_ms perf script -i "$work/spin.data" -F ip)
+# CPU milliseconds of one run of a command (perf stat's task-clock).
+cpu_ms() { perf stat -x, -e task-clock "$@" 2>&1 >/dev/null | awk -F, '/task-clock/ { print $1 }'; }
+base_runs=() chain_runs=()
+for ((i = 1; i <= runs; i++)); do
+  base_runs+=("$(cpu_ms perf script -i "$work/spin.data" -F comm)")
+  chain_runs+=("$(cpu_ms perf script -i "$work/spin.data" -F ip)")
+done
+base=$(median "${base_runs[@]}")
+with_chains=$(median "${chain_runs[@]}")
 perf_us=$(awk -v a="$with_chains" -v b="$base" -v n="$samples" 'BEGIN { printf "%.2f", (a - b) * 1000 / n }')
 
-tally_ns=$("$bench" --benchmark_filter=BM_UnwindKernelSamples --benchmark_format=csv 2>/dev/null |
-  awk -F, '/BM_UnwindKernelSamples/ { print $4 }')
-[[ -n $tally_ns ]] || die "bench_unwind printed no BM_UnwindKernelSamples row"
+read -r tally_ns tally_frames < <("$bench" --benchmark_filter='^BM_UnwindKernelSamples$' \
+  --benchmark_repetitions="$runs" --benchmark_report_aggregates_only=true --benchmark_format=csv 2>/dev/null |
+  awk -F, '/BM_UnwindKernelSamples_median/ { print $4, $12 }')
+[[ -n ${tally_ns:-} ]] || die "bench_unwind printed no BM_UnwindKernelSamples_median row"
 tally_us=$(awk -v t="$tally_ns" 'BEGIN { printf "%.2f", t / 1000 }')
+perf_frames=$(awk -v f="$frames" -v n="$samples" 'BEGIN { printf "%.1f", f / n }')
 
-echo "perf record --call-graph dwarf: $samples samples, $(awk -v f="$frames" -v n="$samples" 'BEGIN { printf "%.1f", f / n }') frames/sample"
-echo "perf script unwinding: ${perf_us} us CPU/sample (${with_chains} ms with chains, ${base} ms without)"
-echo "tally DwarfUnwinder:   ${tally_us} us CPU/sample"
-awk -v p="$perf_us" -v t="$tally_us" 'BEGIN { printf "perf / tally: %.1fx\n", p / t }'
+echo "perf record --call-graph dwarf: $samples samples, $perf_frames frames/sample"
+echo "perf script unwinding: ${perf_us} us CPU/sample (medians of $runs: ${with_chains} ms with chains, ${base} ms without)"
+echo "tally DwarfUnwinder:   ${tally_us} us CPU/sample at $(printf '%.1f' "$tally_frames") frames/sample (median of $runs repetitions)"
+awk -v p="$perf_us" -v t="$tally_us" -v pf="$perf_frames" -v tf="$tally_frames" 'BEGIN {
+  printf "perf / tally: %.1fx per sample, %.1fx per frame\n", p / t, (p / pf) / (t / tf) }'
+machine_note

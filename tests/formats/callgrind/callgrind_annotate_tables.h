@@ -100,7 +100,8 @@ inline AnnotateTables parse_annotate(const std::string& text) {
     auto c = cost_line(line);
     if (!c) continue;
     auto [cost, rest] = *c;
-    if (rest == "PROGRAM TOTALS") {
+    // "(calculated)": the file has no summary: or totals: line (pprof -callgrind's).
+    if (rest == "PROGRAM TOTALS" || rest == "PROGRAM TOTALS (calculated)") {
       t.program_total = cost;
       continue;
     }
