@@ -16,6 +16,8 @@ pkgs=(
   llvm                                           # llvm-symbolizer: their second reference
   gzip                                           # gzip(1): the tests read tally's gzip with it
   chromium                                       # the flame graph test opens the SVG headless
+  chromium-driver python3-selenium               # tally serve's tests drive headless Chromium
+  libcpp-httplib-dev                             # tally serve: the HTTP server
   libc6-dbg                                      # libc's separate debug file: symbolizer test of a stripped library
   liblzma-dev                                    # MiniDebugInfo: .gnu_debugdata is xz-compressed
   xz-utils sqlite3                               # real stripped programs the symbolizer tests record
