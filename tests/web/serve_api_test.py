@@ -6,7 +6,7 @@ the URL it prints, and checks the answers against `tally top`/`tally diff` run o
 files, and the server's rules: Host check (403), read-only (405), bad query strings (400
 with a JSON error), no path from a request reaching the filesystem, SIGTERM stops it.
 
-Usage: serve_api_test.py TALLY SHARED_DIR [unittest args]
+Usage: serve_api_test.py TALLY SHARED_DIR MAKE_SERVE_DB [unittest args]
 """
 import http.client
 import json
@@ -21,6 +21,7 @@ import urllib.parse
 
 TALLY = None
 SHARED = None
+MAKE_DB = None
 
 
 def fixture(*parts):
@@ -280,6 +281,53 @@ class Comparison(unittest.TestCase):
                 s.json(q("/api/top", side="old"), expect=400)
 
 
+class Database(unittest.TestCase):
+    """tally serve --db on a database make_serve_db writes (two epochs, two images)."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.db = os.path.join(self.tmp.name, "db")
+        subprocess.run([MAKE_DB, self.db], check=True)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_db_overview_and_selection(self):
+        with Served("--http", "127.0.0.1:0", "--db", self.db) as s:
+            meta = s.json("/api/meta")
+            self.assertEqual((meta["mode"], meta["files"]), ("db", [self.db]))
+            overview = s.json("/api/db")
+            self.assertEqual([e["name"] for e in overview["epochs"]],
+                             ["20250102030405", "20250102040000"])
+            self.assertEqual([e["start"] for e in overview["epochs"]],
+                             ["2025-01-02T03:04:05Z", "2025-01-02T04:00:00Z"])
+            self.assertEqual([e["total"] for e in overview["epochs"]], [125000000, 100000000])
+            self.assertEqual(overview["events"], ["cpu-clock"])
+            images = {os.path.basename(i["name"]): i for i in overview["images"]}
+            self.assertEqual(images["split"]["per_epoch"], [100000000, 100000000])
+            self.assertEqual(images["split"]["total"], 200000000)
+            self.assertEqual(images["libtallywork.so"]["per_epoch"], [25000000, 0])
+            self.assertEqual(overview["images"][0]["name"], images["split"]["name"])
+
+            # Default: the latest epoch, as `tally top --db` reads it.
+            latest = {r["name"]: r["flat"] for r in s.json("/api/top")["rows"]}
+            self.assertEqual(latest, {"func_d": 90000000, "func_a": 10000000, "run_rounds": 0})
+            first = {r["name"]: r["flat"] for r in
+                     s.json(q("/api/top", epoch="20250102030405"))["rows"]}
+            self.assertEqual(first["func_a"], 40000000)
+            self.assertEqual(first["lib_hot"], 25000000)
+            both = s.json(q("/api/top", epoch="all"))
+            self.assertEqual(both["total"], 225000000)
+            only_lib = s.json(q("/api/top", epoch="all", image="libtallywork"))
+            self.assertEqual(only_lib["total"], 25000000)
+            self.assertEqual(s.json(q("/api/flame", epoch="all"))["total"], 225000000)
+            text = top_text_rows("--db", self.db, "--epoch", "all")
+            self.assertEqual([t[0] for t in text], [r["name"] for r in both["rows"]])
+            s.json(q("/api/top", epoch="19990101000000"), expect=400)
+            s.json(q("/api/top", image="("), expect=400)
+            s.json("/api/diff", expect=400)
+
+
 class Rules(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -426,5 +474,5 @@ class Command(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    TALLY, SHARED = sys.argv[1], sys.argv[2]
-    unittest.main(argv=[sys.argv[0]] + sys.argv[3:], verbosity=2)
+    TALLY, SHARED, MAKE_DB = sys.argv[1], sys.argv[2], sys.argv[3]
+    unittest.main(argv=[sys.argv[0]] + sys.argv[4:], verbosity=2)
