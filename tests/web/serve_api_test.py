@@ -31,11 +31,12 @@ def fixture(*parts):
 class Served:
     """A running `tally serve`; stopped (SIGTERM) and checked on exit."""
 
-    def __init__(self, *args):
-        self.args = [TALLY, "serve", "--no-browser", "--no-debuginfod",
-                     "--binary-path", fixture("bin"), *args]
+    def __init__(self, *args, no_browser=True, env=None):
+        self.args = [TALLY, "serve", "--no-debuginfod", "--binary-path", fixture("bin"), *args]
+        if no_browser:
+            self.args.insert(2, "--no-browser")
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True)
+                                     text=True, env=env)
         line = self.proc.stdout.readline()
         match = re.fullmatch(r"tally serve: http://(127\.0\.0\.1):(\d+)/\n", line)
         if not match:
@@ -326,6 +327,10 @@ class Database(unittest.TestCase):
             s.json(q("/api/top", epoch="19990101000000"), expect=400)
             s.json(q("/api/top", image="("), expect=400)
             s.json("/api/diff", expect=400)
+        # The command line's selection is the default one.
+        with Served("--http", "127.0.0.1:0", "--db", self.db, "--epoch", "all",
+                    "--image", "split") as s:
+            self.assertEqual(s.json("/api/top")["total"], 200000000)
 
 
 class Rules(unittest.TestCase):
@@ -461,6 +466,53 @@ class Command(unittest.TestCase):
             self.assertEqual(s.host, "127.0.0.1")
             self.assertTrue(8080 <= s.port <= 8180, s.port)
             self.assertEqual(s.request("/api/meta")[0], 200)
+
+    def test_browser_only_on_a_terminal(self):
+        import pty
+        import time
+        with tempfile.TemporaryDirectory() as tmp:
+            opened = os.path.join(tmp, "opened")
+            browser = os.path.join(tmp, "browser")
+            with open(browser, "w") as f:
+                f.write("#!/bin/sh\necho \"$1\" >> %s\n" % opened)
+            os.chmod(browser, 0o755)
+            env = dict(os.environ, BROWSER=browser)
+            split = fixture("gperf", "split.pb.gz")
+
+            def serve_on_terminal(*extra):
+                primary, secondary = pty.openpty()
+                proc = subprocess.Popen([TALLY, "serve", "--http", "127.0.0.1:0", *extra, split],
+                                        stdout=secondary, stderr=secondary, env=env)
+                os.close(secondary)
+                output = b""
+                while b"http://" not in output or not output.endswith(b"\n"):
+                    output += os.read(primary, 4096)
+                url = re.search(rb"(http://127\.0\.0\.1:\d+/)", output).group(1).decode()
+                return proc, primary, url
+
+            proc, primary, url = serve_on_terminal()
+            try:
+                for _ in range(100):
+                    if os.path.exists(opened):
+                        break
+                    time.sleep(0.05)
+                with open(opened) as f:
+                    self.assertEqual(f.read(), url + "\n")
+            finally:
+                proc.send_signal(signal.SIGTERM)
+                self.assertEqual(proc.wait(timeout=30), 0)
+                os.close(primary)
+            os.remove(opened)
+
+            proc, primary, url = serve_on_terminal("--no-browser")
+            proc.send_signal(signal.SIGTERM)
+            self.assertEqual(proc.wait(timeout=30), 0)
+            os.close(primary)
+            # Not a terminal: no browser either (Served reads stdout from a pipe).
+            with Served("--http", "127.0.0.1:0", split, no_browser=False, env=env) as s:
+                self.assertEqual(s.request("/api/meta")[0], 200)
+            time.sleep(0.5)
+            self.assertFalse(os.path.exists(opened))
 
     def test_sigterm_and_sigint_stop_it(self):
         for sig in [signal.SIGTERM, signal.SIGINT]:
