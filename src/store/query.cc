@@ -150,7 +150,9 @@ core::Expected<DbProfile> read_db_profile(const Selection& selection) {
   std::optional<std::regex> image_filter;
   if (!selection.image.empty()) {
     try {
-      image_filter.emplace(selection.image, std::regex::ECMAScript);
+      // Polynomial matching, as the report regexes (analyze/name_filter.cc).
+      image_filter.emplace(selection.image,
+                           std::regex::ECMAScript | std::regex_constants::__polynomial);
     } catch (const std::regex_error& e) {
       return core::Error{fmt::format("--image: '{}' is not a valid regular expression: {}",
                                      selection.image, e.what())};

@@ -45,8 +45,8 @@ class Served:
                                  (line, self.proc.stderr.read()))
         self.host, self.port = match.group(1), int(match.group(2))
 
-    def request(self, path, method="GET", host=None, body=None):
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=120)
+    def request(self, path, method="GET", host=None, body=None, timeout=120):
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
         headers = {"Host": host if host is not None else "%s:%d" % (self.host, self.port)}
         conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
         for k, v in headers.items():
@@ -149,7 +149,7 @@ class SingleProfile(unittest.TestCase):
             self.assertGreater(flats["func_a"], flats["func_b"])
             self.assertGreater(flats["func_b"], flats["func_c"])
             self.assertGreater(flats["func_c"], flats["func_d"])
-            focused = s.json(q("/api/top", si="samples", focus="func_b"))
+            focused = s.json(q("/api/top", si="samples", focus="^fun{1}c_(b){1,2}$"))
             self.assertEqual({r["name"]: r["flat"] for r in focused["rows"] if r["flat"]},
                              {"func_b": flats["func_b"]})
             hidden = s.json(q("/api/top", si="samples", ignore="func_a"))
@@ -333,6 +333,27 @@ class Database(unittest.TestCase):
             self.assertEqual(s.json("/api/top")["total"], 200000000)
 
 
+class Regexes(unittest.TestCase):
+    def test_no_exponential_matching(self):
+        # Backtracking would try 2^600 ways to match "(a|aa)*" on a 600-'a' name before
+        # failing; report regexes are matched in polynomial time.
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "long.folded")
+            with open(path, "w") as f:
+                f.write("main;%s 5\nmain;other 5\n" % ("a" * 600))
+            with Served("--http", "127.0.0.1:0", path) as s:
+                for name in ["focus", "hide", "show", "ignore"]:
+                    with self.subTest(param=name):
+                        status, _, body = s.request(q("/api/top", **{name: "(a|aa)*(a|aa)*y"}),
+                                                    timeout=60)
+                        self.assertEqual(status, 200, body[:200])
+                status, _, body = s.request(q("/api/peek", f="^(a|aa)*(a|aa)*$"), timeout=60)
+                self.assertEqual(status, 200)
+                self.assertEqual(json.loads(body)["entries"][0]["flat"], 5)
+                # Backreferences would need backtracking: refused.
+                self.assertEqual(s.request(q("/api/top", focus="(a)\\1"))[0], 400)
+
+
 class Rules(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -380,6 +401,10 @@ class Rules(unittest.TestCase):
             "/api/top?focus=" + "a" * 300: "at most 256",
             "/api/top?si=" + "x" * 5000: "at most 256",
             "/api/top?focus=%00%ff%fe": "",
+            "/api/top?focus=" + urllib.parse.quote("(a{1000}){1000}"): "multiply",
+            "/api/top?focus=" + urllib.parse.quote("a{5000}"): "at most 1000",
+            "/api/top?show=" + urllib.parse.quote("\\4444444444444444444"): "backreference",
+            "/api/top?focus=" + urllib.parse.quote("x{99999999999999999999}"): "at most 1000",
             "/api/peek": "'f'",
             "/api/peek?f=": "'f'",
             "/api/peek?f=((((": "invalid regex",
