@@ -9,12 +9,13 @@ port and time, from the start,
     then renders the page server-side).
 Then the server's peak RSS (wait4's ru_maxrss after SIGTERM: the process and the children it
 waited for, e.g. pprof's llvm-symbolizer), and `tally top`'s peak RSS on the same file.
-Medians are printed. Default PROFILE: ${TALLY_BENCH_DATA:-/tmp/tally-bench}/clang-top.pb.gz
+Medians are printed; the flame graph's total must equal /api/top's. Default PROFILE: ${TALLY_BENCH_DATA:-/tmp/tally-bench}/clang-top.pb.gz
 (top_symbolized_vs_pprof.sh makes it: 1M cpu-clock samples of clang++ -O2).
 
 Environment: TALLY_BUILD (default <repo>/build/release), PPROF (default /opt/peers/pprof), RUNS.
 """
 import http.client
+import json
 import os
 import re
 import signal
@@ -68,6 +69,9 @@ def run_tally():
     assert status == 200, flame[:200]
     flame_time = time.monotonic() - t
     flame_done = time.monotonic() - start
+    # A fast wrong answer fails: the flame graph holds the whole profile, top has rows.
+    top_json, flame_json = json.loads(top), json.loads(flame)
+    assert top_json["rows"] and flame_json["total"] == top_json["total"], "flame and top disagree"
     rss = stop(proc)
     proc.stdout.close()
     return {"ready": ready, "top": top_time, "flame": flame_time, "flame_done": flame_done,
