@@ -79,10 +79,14 @@ class Served:
         return self
 
     def __exit__(self, *exc):
-        if self.proc.poll() is None:
-            self.stop()
+        rc = self.stop() if self.proc.poll() is None else self.proc.returncode
+        errors = self.proc.stderr.read()
         self.proc.stdout.close()
         self.proc.stderr.close()
+        if exc[0] is None:
+            # Stopped cleanly, and no sanitizer report (the ASan build runs these tests too).
+            assert rc == 0, "tally serve exited %d: %s" % (rc, errors[-2000:])
+            assert "Sanitizer" not in errors and "runtime error" not in errors, errors[-2000:]
 
 
 def q(path, **params):
