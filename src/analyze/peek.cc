@@ -5,6 +5,8 @@
 #include <regex>
 #include <utility>
 
+#include "analyze/node_report.h"
+
 namespace tally::analyze {
 
 namespace {
@@ -21,27 +23,26 @@ void sort_links(std::vector<TreeLink>& links) {
 // Callgrind: every node of top's report, with the calls in and out of it summed per
 // caller / callee node (calls within one node, such as recursion, are left out).
 core::Expected<TreeReport> call_graph_tree(const core::Profile& p, const PeekOptions& options) {
+  auto basis = node_report_basis(p, options.nodes, options.filters, options.sample_index);
+  if (!basis) return basis.error();
   TopOptions top;
   top.node_fraction = 0;
   top.nodes = options.nodes;
-  top.sample_index = options.sample_index;
-  auto summary = compute_top(p, top);
-  if (!summary) return summary.error();
-  auto value = report_value_index(p, options.sample_index);
-  if (!value) return value.error();
-  const NodeIndex nodes(p, options.nodes);
+  TopReport summary = compute_top(p, *basis, top);
+  const size_t value = basis->value;
+  const NodeIndex& nodes = basis->nodes;
   std::map<std::pair<std::string, std::string>, int64_t> calls;  // (caller, callee) -> cost
   for (const core::CallEdge& e : p.call_graph.calls) {
-    if (*value >= e.inclusive.size()) continue;
+    if (value >= e.inclusive.size()) continue;
     const auto from = nodes.nodes(e.caller), to = nodes.nodes(e.callee);
     if (from.empty() || to.empty()) continue;
     std::string caller = nodes.name(from.front()), callee = nodes.name(to.front());
     if (caller == callee) continue;
-    calls[{std::move(caller), std::move(callee)}] += e.inclusive[*value];
+    calls[{std::move(caller), std::move(callee)}] += e.inclusive[value];
   }
   TreeReport report;
   std::map<std::string, size_t> entry_of;
-  for (const TopRow& row : summary->rows) {
+  for (const TopRow& row : summary.rows) {
     entry_of[row.name] = report.entries.size();
     report.entries.push_back({.name = row.name, .flat = row.flat, .cum = row.cum, .callers = {}, .callees = {}});
   }
@@ -56,7 +57,7 @@ core::Expected<TreeReport> call_graph_tree(const core::Profile& p, const PeekOpt
     sort_links(entry.callers);
     sort_links(entry.callees);
   }
-  report.summary = std::move(*summary);
+  report.summary = std::move(summary);
   return report;
 }
 

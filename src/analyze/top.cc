@@ -1,30 +1,16 @@
 #include "analyze/top.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <numeric>
 #include <unordered_map>
 
+#include "analyze/node_report.h"
 #include "analyze/report_graph.h"
-#include "analyze/units.h"
-#include "core/path_name.h"
 #include "core/sample_counts.h"
 
 namespace tally::analyze {
 
 namespace {
-
-int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
-
-// The profiled command of a call-graph profile (callgrind's "cmd:"), else "".
-std::string_view call_graph_command(const core::Profile& p) {
-  if (!p.call_graph.present || p.call_graph.parts.empty()) return {};
-  for (const auto& [key, text] : p.call_graph.parts.front().header)
-    if (key == "cmd") return text;
-  return {};
-}
 
 // Call-graph profiles: self costs are one-frame samples. callgrind_annotate's inclusive
 // cost of a function (one per source file: its file:function) is the sum of the calls
@@ -143,119 +129,35 @@ core::Expected<size_t> report_value_index(const core::Profile& profile, const st
 }
 
 core::Expected<TopReport> compute_top(const core::Profile& p, const TopOptions& options) {
-  auto value = report_value_index(p, options.sample_index);
-  if (!value) return value.error();
-  const int samples_index = p.sample_type_index("samples");
-  const size_t count = samples_index >= 0 ? static_cast<size_t>(samples_index) : *value;
+  auto basis = node_report_basis(p, options.nodes, options.filters, options.sample_index);
+  if (!basis) return basis.error();
+  return compute_top(p, *basis, options);
+}
 
-  TopReport report;
-  report.call_graph = p.call_graph.present;
-  if (report.call_graph && options.filters.any())
-    return core::Error{"--focus, --ignore, --hide and --show work on stack profiles; this is a "
-                       "call-graph profile (callgrind)",
-                       core::ErrorKind::unsupported};
-  const std::string_view command = call_graph_command(p);
-  if (!command.empty()) {
-    report.file = std::string(core::base_name(command.substr(0, command.find(' '))));
-  } else if (!p.mappings.empty()) {
-    report.file = std::string(core::base_name(p.str(p.mappings[0].file)));
-    report.build_id = std::string(p.str(p.mappings[0].build_id));
-  }
-  for (core::StringId c : p.comments)
-    if (!p.str(c).starts_with('#')) report.comments.emplace_back(p.str(c));
-  report.sample_type = std::string(p.str(p.sample_types[*value].type));
-  report.sample_unit = std::string(p.str(p.sample_types[*value].unit));
-  report.time_nanos = p.time_nanos;
-  report.duration_nanos = p.duration_nanos;
-  report.active_filters = options.filters.active();
-
-  // The total is taken before filtering, as pprof does without -relative_percentages.
-  // The samples the ± interval counts are those of this value: in a profile of several
-  // events, a sample of another event (0 here) is no trial of this one.
-  for (size_t s = 0; s < p.sample_count(); ++s) {
-    const int64_t v = p.values(s)[*value];
-    report.total += abs64(v);
-    if (v != 0) report.total_samples += abs64(p.values(s)[count]);
-  }
-
-  auto filter = LocationFilter::create(p, options.filters);
-  if (!filter) return filter.error();
-  for (const std::string& f : filter->unmatched())
-    report.warnings.push_back("no frame matches the --" + f + " regex");
-  const NodeIndex nodes(p, options.nodes, &*filter);
+TopReport compute_top(const core::Profile& p, NodeReportBasis& basis, const TopOptions& options) {
+  TopReport report = std::move(basis.header);
+  const NodeIndex& nodes = basis.nodes;
   // Made once (not a zeroed set replaced by sum_nodes' own): these are the peak's.
   NodeSums sums = report.call_graph ? NodeSums(nodes.size())
-                                    : sum_nodes(p, nodes, *filter, *value, count);
-  if (report.call_graph) sum_call_graph(p, nodes, options.nodes.granularity, *value, count, sums);
+                                    : sum_nodes(p, nodes, basis.filter, basis.value, basis.count);
+  if (report.call_graph)
+    sum_call_graph(p, nodes, options.nodes.granularity, basis.value, basis.count, sums);
 
-  // Drop nodes whose cum is under node_fraction of the graph's flat sum.
-  std::vector<NodeId> present;
-  int64_t graph_total = 0;
-  for (NodeId n = 0; n < nodes.size(); ++n) {
-    if (sums.flat[n] == 0 && sums.cum[n] == 0) continue;
-    present.push_back(n);
-    graph_total += sums.flat[n];
+  const TrimmedNodes trimmed =
+      trim_nodes(nodes, sums.flat, sums.cum,
+                 {.node_fraction = options.node_fraction,
+                  .node_count = options.node_count,
+                  .sort_by_cum = options.sort_by_cum});
+  set_shown_nodes(report, trimmed, sums.flat, sums.cum, sums.flat_samples, options.node_fraction);
+
+  if (!report.call_graph) {
+    std::vector<uint8_t> is_kept(nodes.size(), 0);
+    for (NodeId n : trimmed.nodes) is_kept[n] = 1;
+    const std::vector<uint8_t> edges_in =
+        inline_edges(p, nodes, basis.filter, basis.value, is_kept);
+    for (size_t i = 0; i < trimmed.nodes.size(); ++i)
+      report.rows[i].inline_label = inline_label(edges_in[trimmed.nodes[i]]);
   }
-  const int64_t cutoff =
-      abs64(static_cast<int64_t>(static_cast<double>(graph_total) * options.node_fraction));
-  std::vector<NodeId> kept;
-  for (NodeId n : present)
-    if (abs64(sums.cum[n]) >= cutoff) kept.push_back(n);
-  report.dropped_nodes = present.size() - kept.size();
-  report.drop_cutoff =
-      abs64(static_cast<int64_t>(static_cast<double>(report.total) * options.node_fraction));
-  report.nodes_before_count = kept.size();
-
-  // Names for the kept nodes only: a profile may have 100k nodes, the report a few hundred.
-  std::vector<uint32_t> name_slot(nodes.size(), 0);
-  std::vector<std::string> kept_names(kept.size());
-  for (size_t i = 0; i < kept.size(); ++i) {
-    name_slot[kept[i]] = static_cast<uint32_t>(i);
-    kept_names[i] = nodes.name(kept[i]);
-  }
-  auto name = [&](NodeId n) -> const std::string& { return kept_names[name_slot[n]]; };
-  auto by_key = [&](NodeId a, NodeId b) {
-    const NodeKey &x = nodes.key(a), &y = nodes.key(b);
-    return std::tie(x.address, x.line, x.start_line, x.file, x.objfile) <
-           std::tie(y.address, y.line, y.start_line, y.file, y.objfile);
-  };
-  auto flat_order = [&](NodeId a, NodeId b) {
-    if (abs64(sums.flat[a]) != abs64(sums.flat[b])) return abs64(sums.flat[a]) > abs64(sums.flat[b]);
-    if (name(a) != name(b)) return name(a) < name(b);
-    if (abs64(sums.cum[a]) != abs64(sums.cum[b])) return abs64(sums.cum[a]) > abs64(sums.cum[b]);
-    return by_key(a, b);
-  };
-  auto cum_order = [&](NodeId a, NodeId b) {
-    if (abs64(sums.cum[a]) != abs64(sums.cum[b])) return abs64(sums.cum[a]) > abs64(sums.cum[b]);
-    if (name(a) != name(b)) return name(a) < name(b);
-    if (abs64(sums.flat[a]) != abs64(sums.flat[b])) return abs64(sums.flat[a]) > abs64(sums.flat[b]);
-    return by_key(a, b);
-  };
-  if (options.sort_by_cum) std::sort(kept.begin(), kept.end(), cum_order);
-  else std::sort(kept.begin(), kept.end(), flat_order);
-  if (options.node_count > 0 && kept.size() > options.node_count) kept.resize(options.node_count);
-
-  std::vector<uint8_t> is_kept(nodes.size(), 0);
-  for (NodeId n : kept) is_kept[n] = 1;
-  const std::vector<uint8_t> edges_in =
-      report.call_graph ? std::vector<uint8_t>(nodes.size(), 0)
-                        : inline_edges(p, nodes, *filter, *value, is_kept);
-
-  int64_t min_value = 0;
-  for (NodeId n : kept) {
-    report.rows.push_back({.name = name(n),
-                           .inline_label = inline_label(edges_in[n]),
-                           .flat = sums.flat[n],
-                           .cum = sums.cum[n],
-                           .flat_samples = sums.flat_samples[n]});
-    report.shown_flat += sums.flat[n];
-    int64_t node_min = abs64(sums.flat[n]);
-    if (node_min == 0) node_min = abs64(sums.cum[n]);
-    if (node_min > 0 && (min_value == 0 || node_min < min_value)) min_value = node_min;
-  }
-  report.output_unit = report.rows.empty()
-                           ? std::string("minimum")
-                           : select_output_unit(min_value, report.total, report.sample_unit);
   return report;
 }
 

@@ -1,9 +1,9 @@
 // The `top` report (pprof -top): per node, flat (cost where the node is the leaf) and cum
 // (cost of the samples the node is on, once per sample even under recursion), sorted,
 // trimmed like pprof (nodes under nodefraction of the total dropped, then the first
-// nodecount kept). On a call-graph profile (callgrind) flat is the self cost and cum the
-// inclusive cost as callgrind_annotate --inclusive=yes computes it. No printing here:
-// top_text.h lays the report out.
+// nodecount kept: node_report.h's trim_nodes, shared with tree). On a call-graph profile
+// (callgrind) flat is the self cost and cum the inclusive cost as callgrind_annotate
+// --inclusive=yes computes it. No printing here: top_text.h lays the report out.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +58,12 @@ struct TopReport {
 };
 
 core::Expected<TopReport> compute_top(const core::Profile& profile, const TopOptions& options);
+
+// The same on a basis already made (node_report.h), whose header it takes: for a report
+// that needs top's rows and the basis' node index too (peek on a call graph).
+struct NodeReportBasis;
+TopReport compute_top(const core::Profile& profile, NodeReportBasis& basis,
+                      const TopOptions& options);
 
 // The sample type pprof reports by default: the profile's default type, else the last;
 // otherwise core::find_value_index's rules for a given name or index.

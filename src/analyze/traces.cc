@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "analyze/top.h"
+#include "analyze/node_report.h"
 #include "analyze/top_text.h"
 #include "analyze/units.h"
 
@@ -69,36 +69,29 @@ core::Expected<TracesReport> compute_traces(const core::Profile& p, const Traces
     return core::Error{"traces needs stack samples; this is a call-graph profile (callgrind), "
                        "which has no stacks",
                        core::ErrorKind::unsupported};
-  // top's header without its graph lines; values in pprof's "minimum" unit (traces
-  // pick no common output unit).
-  TopOptions top;
-  top.nodes = options.nodes;
-  top.filters = options.filters;
-  top.sample_index = options.sample_index;
-  auto summary = compute_top(p, top);
-  if (!summary) return summary.error();
-  summary->active_filters.clear();
-  summary->dropped_nodes = 0;
-  summary->rows.clear();
-  summary->output_unit = "minimum";
+  auto basis = node_report_basis(p, options.nodes, options.filters, options.sample_index);
+  if (!basis) return basis.error();
+  // top's header without its filters and graph lines; values in pprof's "minimum" unit
+  // (traces pick no common output unit).
+  TopReport summary = std::move(basis->header);
+  summary.active_filters.clear();
+  summary.output_unit = "minimum";
   TracesReport report;
-  report.header = top_header(*summary);
+  report.header = top_header(summary);
   report.header.pop_back();  // "Showing nodes accounting for ..."
-  report.sample_unit = summary->sample_unit;
+  report.sample_unit = summary.sample_unit;
 
-  auto value = report_value_index(p, options.sample_index);
-  if (!value) return value.error();
-  auto filter = LocationFilter::create(p, options.filters);
-  if (!filter) return filter.error();
-  const NodeIndex nodes(p, options.nodes, &*filter);
+  const size_t value = basis->value;
+  const LocationFilter& filter = basis->filter;
+  const NodeIndex& nodes = basis->nodes;
   std::vector<std::string> names(nodes.size());
   std::vector<uint8_t> named(nodes.size(), 0);
   const auto label_units = numeric_label_units(p);
   for (size_t s = 0; s < p.sample_count(); ++s) {
     const auto stack = p.stack(s);
-    if (!filter->keeps(stack)) continue;
+    if (!filter.keeps(stack)) continue;
     Trace trace;
-    trace.value = p.values(s)[*value];
+    trace.value = p.values(s)[value];
     for (core::LocationId loc : stack) {
       const auto ns = nodes.nodes(loc);
       for (size_t k = 0; k < ns.size(); ++k) {

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <tuple>
 
+#include "analyze/node_report.h"
 #include "analyze/report_graph.h"
 #include "analyze/top_text.h"
 #include "analyze/units.h"
@@ -14,25 +14,6 @@ namespace tally::analyze {
 namespace {
 
 int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
-
-// pprof's node order (graph.Nodes.Sort): flat (or cum) descending, then name, then the
-// other value, then the node's key.
-void sort_nodes(std::vector<NodeId>& order, const NodeIndex& nodes, const ReportGraph& g,
-                const std::vector<std::string>& names, bool by_cum) {
-  auto by_key = [&](NodeId a, NodeId b) {
-    const NodeKey &x = nodes.key(a), &y = nodes.key(b);
-    return std::tie(x.address, x.line, x.start_line, x.file, x.objfile) <
-           std::tie(y.address, y.line, y.start_line, y.file, y.objfile);
-  };
-  const auto& first = by_cum ? g.cum : g.flat;
-  const auto& second = by_cum ? g.flat : g.cum;
-  std::sort(order.begin(), order.end(), [&](NodeId a, NodeId b) {
-    if (abs64(first[a]) != abs64(first[b])) return abs64(first[a]) > abs64(first[b]);
-    if (names[a] != names[b]) return names[a] < names[b];
-    if (abs64(second[a]) != abs64(second[b])) return abs64(second[a]) > abs64(second[b]);
-    return by_key(a, b);
-  });
-}
 
 // pprof's edge order: weight descending, then caller name, then callee name.
 void sort_links(std::vector<TreeLink>& links) {
@@ -51,66 +32,52 @@ core::Expected<TreeReport> compute_tree(const core::Profile& p, const TreeOption
   if (p.call_graph.present)
     return core::Error{"tree works on stack profiles; this is a call-graph profile (callgrind)",
                        core::ErrorKind::unsupported};
-  // The header (and the output unit) are top's for the same selection of nodes.
-  TopOptions top{.node_count = options.node_count,
-                 .sort_by_cum = options.sort_by_cum,
-                 .node_fraction = options.node_fraction,
-                 .nodes = options.nodes,
-                 .filters = options.filters,
-                 .sample_index = options.sample_index};
-  auto summary = compute_top(p, top);
-  if (!summary) return summary.error();
-  auto value = report_value_index(p, options.sample_index);
-  if (!value) return value.error();
-  auto filter = LocationFilter::create(p, options.filters);
-  if (!filter) return filter.error();
-  const NodeIndex nodes(p, options.nodes, &*filter);
+  auto basis = node_report_basis(p, options.nodes, options.filters, options.sample_index);
+  if (!basis) return basis.error();
+  const NodeIndex& nodes = basis->nodes;
 
-  // Node selection as in pprof's newTrimmedGraph, on the full graph's values (a kept
-  // node's flat and cum do not change when others are dropped).
-  const ReportGraph full = build_report_graph(p, nodes, *filter, *value, nullptr);
-  std::vector<NodeId> order;
+  // Node selection as in pprof's newTrimmedGraph, on the full graph's values; the header
+  // (and the output unit) are top's for the same selection of nodes.
+  const ReportGraph full = build_report_graph(p, nodes, basis->filter, basis->value, nullptr);
+  const TrimmedNodes trimmed =
+      trim_nodes(nodes, full.flat, full.cum,
+                 {.node_fraction = options.node_fraction,
+                  .node_count = options.node_count,
+                  .sort_by_cum = options.sort_by_cum});
+  TreeReport report;
+  report.summary = std::move(basis->header);
+  set_shown_nodes(report.summary, trimmed, full.flat, full.cum, {}, options.node_fraction);
+
   int64_t graph_total = 0;
-  for (NodeId n = 0; n < nodes.size(); ++n) {
-    if (full.flat[n] == 0 && full.cum[n] == 0) continue;
-    order.push_back(n);
-    graph_total += full.flat[n];
-  }
-  const int64_t node_cutoff =
-      abs64(static_cast<int64_t>(static_cast<double>(graph_total) * options.node_fraction));
+  for (int64_t flat : full.flat) graph_total += flat;
   const int64_t edge_cutoff =
       abs64(static_cast<int64_t>(static_cast<double>(graph_total) * options.edge_fraction));
-  if (node_cutoff > 0)
-    std::erase_if(order, [&](NodeId n) { return abs64(full.cum[n]) < node_cutoff; });
-  std::vector<std::string> names(nodes.size());
-  for (NodeId n : order) names[n] = nodes.name(n);
-  sort_nodes(order, nodes, full, names, options.sort_by_cum);
-  if (options.node_count > 0 && order.size() > options.node_count)
-    order.resize(options.node_count);
 
   std::vector<uint8_t> kept(nodes.size(), 0);
-  for (NodeId n : order) kept[n] = 1;
-  const ReportGraph g = build_report_graph(p, nodes, *filter, *value, &kept);
+  for (NodeId n : trimmed.nodes) kept[n] = 1;
+  const ReportGraph g = build_report_graph(p, nodes, basis->filter, basis->value, &kept);
 
-  TreeReport report;
   std::vector<size_t> entry_of(nodes.size(), 0);
-  for (NodeId n : order) {
-    entry_of[n] = report.entries.size();
-    report.entries.push_back(
-        {.name = names[n], .flat = g.flat[n], .cum = g.cum[n], .callers = {}, .callees = {}});
+  for (size_t i = 0; i < trimmed.nodes.size(); ++i) {
+    const NodeId n = trimmed.nodes[i];
+    entry_of[n] = i;
+    report.entries.push_back({.name = trimmed.names[i],
+                              .flat = g.flat[n],
+                              .cum = g.cum[n],
+                              .callers = {},
+                              .callees = {}});
   }
   for (const GraphEdge& e : g.edges) {
     if (abs64(e.weight) < edge_cutoff) continue;
-    report.entries[entry_of[e.callee]].callers.push_back(
-        {.name = names[e.caller], .weight = e.weight, .inline_call = e.inline_call});
-    report.entries[entry_of[e.caller]].callees.push_back(
-        {.name = names[e.callee], .weight = e.weight, .inline_call = e.inline_call});
+    TreeEntry &caller = report.entries[entry_of[e.caller]],
+              &callee = report.entries[entry_of[e.callee]];
+    callee.callers.push_back({.name = caller.name, .weight = e.weight, .inline_call = e.inline_call});
+    caller.callees.push_back({.name = callee.name, .weight = e.weight, .inline_call = e.inline_call});
   }
   for (TreeEntry& entry : report.entries) {
     sort_links(entry.callers);
     sort_links(entry.callees);
   }
-  report.summary = std::move(*summary);
   return report;
 }
 

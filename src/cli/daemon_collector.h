@@ -64,9 +64,4 @@ class DaemonCollector : public collect::SampleConsumer {
   std::vector<store::Frame> frames_;  // scratch, reused across samples
 };
 
-// The running kernel's text start (_text in /proc/kallsyms; 0 when hidden) and build id
-// (/sys/kernel/notes; "" when unreadable).
-uint64_t kernel_text_start(const std::string& kallsyms = "/proc/kallsyms");
-std::string kernel_build_id(const std::string& notes = "/sys/kernel/notes");
-
 }  // namespace tally::cli

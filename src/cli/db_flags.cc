@@ -3,8 +3,6 @@
 #include <cstdio>
 
 #include "cli/command.h"
-#include "cli/daemon_collector.h"
-#include "collect/kernel_symbols.h"
 
 namespace tally::cli {
 
@@ -43,54 +41,12 @@ bool check_profile_source(const std::string& file, const store::Selection& selec
   return true;
 }
 
-namespace {
-
-// Kernel frames are offsets from the kernel's _text. When the profiled kernel is the one
-// running (same build id), /proc/kallsyms names them; the ELF symbolizer cannot.
-void name_kernel_frames(core::Profile& p, core::Diagnostics& diagnostics) {
-  std::vector<core::MappingId> kernel;
-  for (core::MappingId m = 1; m <= p.mappings.size(); ++m)
-    if (p.str(p.mapping(m).file) == "[kernel.kallsyms]") kernel.push_back(m);
-  if (kernel.empty()) return;
-  const std::string running = kernel_build_id();
-  const uint64_t text = kernel_text_start();
-  collect::KernelSymbols symbols;
-  if (!running.empty() && text != 0) symbols.load();
-  std::vector<core::FunctionId> function_of(p.strings.size(), 0);
-  for (core::MappingId m : kernel) {
-    core::Mapping& mapping = p.mapping(m);
-    if (symbols.empty() || p.str(mapping.build_id) != running) {
-      diagnostics.warn("kernel frames are shown by offset: " +
-                       std::string(symbols.empty() ? "/proc/kallsyms gives no addresses here"
-                                                   : "they were profiled on another kernel"));
-      continue;
-    }
-    mapping.has_functions = true;
-    for (core::Location& l : p.locations) {
-      if (l.mapping != m || !l.lines.empty()) continue;
-      const std::string_view name = symbols.find(text + (l.address - mapping.start));
-      if (name.empty()) continue;
-      const core::StringId id = p.intern(name);
-      if (function_of.size() <= id) function_of.resize(id + 1, 0);
-      if (function_of[id] == 0) function_of[id] = p.add_function({.name = id, .system_name = id});
-      l.lines.push_back({.function = function_of[id]});
-    }
-  }
-}
-
-}  // namespace
-
 core::Expected<core::Profile> read_db_selection(const store::Selection& selection,
                                                 const SymbolizeFlags& symbolize) {
-  auto db = store::read_db_profile(selection);
-  if (!db) return db.error();
   core::Diagnostics diagnostics;
-  for (const std::string& w : db->warnings) diagnostics.warn(w);
-  if (symbolize.mode != "none") name_kernel_frames(db->profile, diagnostics);
-  auto symbolized = apply_symbolize_flags(symbolize, db->profile, diagnostics);
+  auto profile = analyze::read_db_report_profile(selection, report_symbolize(symbolize), diagnostics);
   print_warnings(diagnostics);
-  if (!symbolized) return symbolized.error();
-  return std::move(db->profile);
+  return profile;
 }
 
 }  // namespace tally::cli

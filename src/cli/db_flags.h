@@ -1,6 +1,6 @@
 // Reading the profile database from the command line: --db DIR and the selection flags
 // (--epoch, --since, --image, --event) that the reports and `convert` share, and reading
-// the selection as a profile (store::read_db_profile), symbolized as the flags say.
+// the selection as a profile (analyze::read_db_report_profile), symbolized as the flags say.
 #pragma once
 
 #include <CLI/CLI.hpp>

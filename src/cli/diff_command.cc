@@ -5,7 +5,7 @@
 
 #include "analyze/diff.h"
 #include "cli/command.h"
-#include "cli/report_flags.h"
+#include "cli/report_driver.h"
 
 namespace tally::cli {
 
@@ -48,13 +48,12 @@ int run_diff(const DiffCommandOptions& opt) {
   if (!base) return report(base.error());
   auto next = read_side(opt.new_file);
   if (!next) return report(next.error());
-  auto result = analyze::compute_diff(*base, *next, diff);
-  if (!result) return report(result.error());
-  for (const std::string& w : result->warnings)
-    std::fprintf(stderr, "tally: warning: %s\n", w.c_str());
-  const std::string text = analyze::format_diff(*result);
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  return kOk;
+  return emit_report([&](std::vector<std::string>& warnings) -> core::Expected<std::string> {
+    auto result = analyze::compute_diff(*base, *next, diff);
+    if (!result) return result.error();
+    warnings = result->warnings;
+    return analyze::format_diff(*result);
+  });
 }
 
 }  // namespace

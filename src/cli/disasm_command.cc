@@ -5,7 +5,7 @@
 
 #include "analyze/disasm.h"
 #include "cli/command.h"
-#include "cli/report_flags.h"
+#include "cli/report_driver.h"
 
 namespace tally::cli {
 
@@ -26,14 +26,14 @@ int run_disasm(const DisasmCommandOptions& opt) {
   disasm.syntax = opt.intel ? analyze::AsmSyntax::intel : analyze::AsmSyntax::att;
   disasm.binary_paths = opt.report.symbolize.binary_paths;
   disasm.debuginfod.enabled = !opt.report.symbolize.no_debuginfod;
-
-  if (!check_profile_source(opt.file, opt.report.db)) return kUsage;
-
-  auto profile = read_report_profile(opt.file, opt.report);
-  if (!profile) return report(profile.error());
-  auto result = analyze::compute_disasm(*profile, disasm);
-  if (!result) return report(result.error());
-  return print_report(result->warnings, analyze::format_disasm(*result));
+  return run_report(opt.file, opt.report,
+                    [&](const core::Profile& profile,
+                        std::vector<std::string>& warnings) -> core::Expected<std::string> {
+                      auto result = analyze::compute_disasm(profile, disasm);
+                      if (!result) return result.error();
+                      warnings = result->warnings;
+                      return analyze::format_disasm(*result);
+                    });
 }
 
 }  // namespace

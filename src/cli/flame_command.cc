@@ -6,8 +6,7 @@
 #include "analyze/flame_svg.h"
 #include "analyze/flame_tree.h"
 #include "cli/command.h"
-#include "cli/report_flags.h"
-#include "io/output.h"
+#include "cli/report_driver.h"
 
 namespace tally::cli {
 
@@ -30,22 +29,19 @@ int run_flame(const FlameCommandOptions& opt) {
   tree_options.filters = opt.report.filters;
   tree_options.sample_index = opt.report.sample_index;
   tree_options.min_fraction = analyze::min_frame_fraction(opt.svg);
-
-  if (!check_profile_source(opt.file, opt.report.db)) return kUsage;
-
-  auto profile = read_report_profile(opt.file, opt.report);
-  if (!profile) return report(profile.error());
-  auto tree = analyze::build_flame_tree(*profile, tree_options);
-  if (!tree) return report(tree.error());
-  for (const std::string& w : tree->warnings)
-    std::fprintf(stderr, "tally: warning: %s\n", w.c_str());
-  if (tree->total() <= 0) {
-    std::fprintf(stderr, "tally: error: no samples with a positive value to draw\n");
-    return kUnsupported;
-  }
-  const std::string svg = analyze::render_flame_svg(*tree, opt.svg);
-  if (auto st = io::write_file_atomically(opt.output, svg); !st) return report(st.error());
-  return kOk;
+  return run_report(
+      opt.file, opt.report,
+      [&](const core::Profile& profile,
+          std::vector<std::string>& warnings) -> core::Expected<std::string> {
+        auto tree = analyze::build_flame_tree(profile, tree_options);
+        if (!tree) return tree.error();
+        warnings = tree->warnings;
+        if (tree->total() <= 0)
+          return core::Error{"no samples with a positive value to draw",
+                             core::ErrorKind::unsupported};
+        return analyze::render_flame_svg(*tree, opt.svg);
+      },
+      {.file = opt.output});
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 
 #include "analyze/source_list.h"
 #include "cli/command.h"
-#include "cli/report_flags.h"
+#include "cli/report_driver.h"
 
 namespace tally::cli {
 
@@ -25,15 +25,15 @@ int run_list(const ListCommandOptions& opt) {
   list.inlines = !opt.report.no_inlines;
   list.filters = opt.report.filters;
   list.sample_index = opt.report.sample_index;
-
-  if (!check_profile_source(opt.file, opt.report.db)) return kUsage;
-
-  auto profile = read_report_profile(opt.file, opt.report);
-  if (!profile) return report(profile.error());
-  analyze::SourceFiles sources(opt.source_path, opt.trim_path);
-  auto result = analyze::compute_list(*profile, list, sources);
-  if (!result) return report(result.error());
-  return print_report(result->warnings, analyze::format_list(*result));
+  return run_report(opt.file, opt.report,
+                    [&](const core::Profile& profile,
+                        std::vector<std::string>& warnings) -> core::Expected<std::string> {
+                      analyze::SourceFiles sources(opt.source_path, opt.trim_path);
+                      auto result = analyze::compute_list(profile, list, sources);
+                      if (!result) return result.error();
+                      warnings = result->warnings;
+                      return analyze::format_list(*result);
+                    });
 }
 
 }  // namespace

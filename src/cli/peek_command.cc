@@ -5,7 +5,7 @@
 
 #include "analyze/peek.h"
 #include "cli/command.h"
-#include "cli/report_flags.h"
+#include "cli/report_driver.h"
 
 namespace tally::cli {
 
@@ -23,18 +23,14 @@ int run_peek(const PeekCommandOptions& opt) {
   peek.regex = opt.regex;
   peek.filters = opt.report.filters;
   peek.sample_index = opt.report.sample_index;
-
-  if (!check_profile_source(opt.file, opt.report.db)) return kUsage;
-
-  auto profile = read_report_profile(opt.file, opt.report);
-  if (!profile) return report(profile.error());
-  auto result = analyze::compute_peek(*profile, peek);
-  if (!result) return report(result.error());
-  for (const std::string& w : result->summary.warnings)
-    std::fprintf(stderr, "tally: warning: %s\n", w.c_str());
-  const std::string text = analyze::format_tree(*result);
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  return kOk;
+  return run_report(opt.file, opt.report,
+                    [&](const core::Profile& profile,
+                        std::vector<std::string>& warnings) -> core::Expected<std::string> {
+                      auto result = analyze::compute_peek(profile, peek);
+                      if (!result) return result.error();
+                      warnings = result->summary.warnings;
+                      return analyze::format_tree(*result);
+                    });
 }
 
 }  // namespace

@@ -4,10 +4,8 @@
 
 #include <cstdio>
 
+#include "analyze/report_input.h"
 #include "cli/command.h"
-#include "formats/format.h"
-#include "formats/gperf/binary_inspector.h"
-#include "io/input.h"
 
 namespace tally::cli {
 
@@ -42,12 +40,6 @@ bool node_options(const ReportFlags& flags, analyze::NodeOptions& nodes) {
   return true;
 }
 
-int print_report(const std::vector<std::string>& warnings, const std::string& text) {
-  for (const std::string& w : warnings) std::fprintf(stderr, "tally: warning: %s\n", w.c_str());
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  return kOk;
-}
-
 core::Expected<core::Profile> read_report_profile(const std::string& file, const ReportFlags& flags) {
   // A report builds a few big arrays (the inflated input, per-location tables, the
   // symbolizer's indexes) and frees each once. glibc raises its mmap threshold to the size
@@ -55,19 +47,9 @@ core::Expected<core::Profile> read_report_profile(const std::string& file, const
   // pages stay in the peak; a fixed threshold returns each to the kernel when freed
   // (1M-sample clang profile: `tally top` peak RSS 53 MB -> 50 MB, no slower).
   ::mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-  if (using_db(flags.db)) return read_db_selection(flags.db, flags.symbolize);
-  auto in = io::Input::open(file);
-  if (!in) return in.error();
   core::Diagnostics diagnostics;
-  const gperf::BinaryInspector binaries = gperf::binary_inspector(flags.symbolize.binary_paths);
-  auto profile =
-      formats::read_profile(std::move(*in), diagnostics, nullptr, /*canonical=*/false, &binaries);
-  if (profile) {
-    if (auto st = apply_symbolize_flags(flags.symbolize, *profile, diagnostics); !st) {
-      print_warnings(diagnostics);
-      return st.error();
-    }
-  }
+  auto profile = analyze::read_report_input(
+      {.file = file, .db = flags.db, .symbolize = report_symbolize(flags.symbolize)}, diagnostics);
   print_warnings(diagnostics);
   return profile;
 }

@@ -33,12 +33,7 @@ void add_report_flags(CLI::App* cmd, ReportFlags& flags, bool with_granularity =
 bool node_options(const ReportFlags& flags, analyze::NodeOptions& nodes);
 
 // Reads FILE (any format, "-" for stdin) for a report, or the database selection when
-// --db is given: not canonicalized (reports aggregate anyway) and symbolized as the flags
-// say. Warnings are printed.
+// --db is given: analyze::read_report_input with what the flags ask. Warnings are printed.
 core::Expected<core::Profile> read_report_profile(const std::string& file, const ReportFlags& flags);
-
-// Prints a report's warnings on stderr ("tally: warning: ...") and its text on stdout;
-// returns kOk.
-int print_report(const std::vector<std::string>& warnings, const std::string& text);
 
 }  // namespace tally::cli

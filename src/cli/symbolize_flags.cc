@@ -1,7 +1,5 @@
 #include "cli/symbolize_flags.h"
 
-#include "symbolize/symbolize.h"
-
 namespace tally::cli {
 
 void add_symbolize_flags(CLI::App* cmd, SymbolizeFlags& flags, const std::string& default_mode,
@@ -25,15 +23,16 @@ void add_symbolize_flags(CLI::App* cmd, SymbolizeFlags& flags, const std::string
                 "server is given up, default 10)");
 }
 
+analyze::ReportSymbolize report_symbolize(const SymbolizeFlags& flags) {
+  return {.enabled = flags.mode != "none",
+          .binary_paths = flags.binary_paths,
+          .name_unresolved = flags.name_unresolved,
+          .debuginfod = !flags.no_debuginfod};
+}
+
 core::Status apply_symbolize_flags(const SymbolizeFlags& flags, core::Profile& profile,
                                    core::Diagnostics& diagnostics) {
-  if (flags.mode == "none") return core::ok();
-  symbolize::Options options;
-  options.binary_paths = flags.binary_paths;
-  options.names = symbolize::NameStyle::simplified;
-  options.name_unresolved = flags.name_unresolved;
-  options.debuginfod.enabled = !flags.no_debuginfod;
-  return symbolize::symbolize(profile, options, diagnostics);
+  return analyze::symbolize_report_profile(profile, report_symbolize(flags), diagnostics);
 }
 
 }  // namespace tally::cli

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/report_input.h"
 #include "core/diagnostics.h"
 #include "core/error.h"
 #include "core/profile.h"
@@ -26,6 +27,9 @@ struct SymbolizeFlags {
 // not empty), --binary-path DIR and --no-debuginfod to `cmd`.
 void add_symbolize_flags(CLI::App* cmd, SymbolizeFlags& flags, const std::string& default_mode,
                          const std::string& default_text = "");
+
+// What the flags ask of symbolization, as analyze's report input takes it.
+analyze::ReportSymbolize report_symbolize(const SymbolizeFlags& flags);
 
 // Symbolizes the profile's unsymbolized locations when the mode asks for it, with pprof's
 // simplified function names ("ns::f", as pprof shows and stores them).

@@ -7,7 +7,7 @@
 #include "analyze/top.h"
 #include "analyze/top_text.h"
 #include "cli/command.h"
-#include "cli/report_flags.h"
+#include "cli/report_driver.h"
 
 namespace tally::cli {
 
@@ -32,26 +32,22 @@ int run_top(const TopCommandOptions& opt) {
   top.filters = opt.report.filters;
   top.sample_index = opt.report.sample_index;
 
-  if (!check_profile_source(opt.file, opt.report.db)) return kUsage;
-
-  auto profile = read_report_profile(opt.file, opt.report);
-  if (!profile) return report(profile.error());
-  auto result = analyze::compute_top(*profile, top);
-  if (!result) return report(result.error());
-  for (const std::string& w : result->warnings)
-    std::fprintf(stderr, "tally: warning: %s\n", w.c_str());
-  std::string text;
-  if (using_db(opt.report.db)) {
-    // Many images: the per-image table first (dcpiprof -i), and no one "File:".
-    auto images = analyze::compute_images(*profile, top.sample_index);
-    if (!images) return report(images.error());
-    text = "Images:\n" + analyze::format_images(*images) + "\nFunctions:\n";
-    result->file.clear();
-    result->build_id.clear();
-  }
-  text += analyze::format_top(*result);
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  return kOk;
+  return run_report(
+      opt.file, opt.report,
+      [&](const core::Profile& profile,
+          std::vector<std::string>& warnings) -> core::Expected<std::string> {
+        auto result = analyze::compute_top(profile, top);
+        if (!result) return result.error();
+        warnings = result->warnings;
+        if (!using_db(opt.report.db)) return analyze::format_top(*result);
+        // Many images: the per-image table first (dcpiprof -i), and no one "File:".
+        auto images = analyze::compute_images(profile, top.sample_index);
+        if (!images) return images.error();
+        result->file.clear();
+        result->build_id.clear();
+        return "Images:\n" + analyze::format_images(*images) + "\nFunctions:\n" +
+               analyze::format_top(*result);
+      });
 }
 
 }  // namespace

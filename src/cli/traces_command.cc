@@ -4,7 +4,7 @@
 
 #include "analyze/traces.h"
 #include "cli/command.h"
-#include "cli/report_flags.h"
+#include "cli/report_driver.h"
 
 namespace tally::cli {
 
@@ -20,16 +20,13 @@ int run_traces(const TracesCommandOptions& opt) {
   if (!node_options(opt.report, traces.nodes)) return kUsage;
   traces.filters = opt.report.filters;
   traces.sample_index = opt.report.sample_index;
-
-  if (!check_profile_source(opt.file, opt.report.db)) return kUsage;
-
-  auto profile = read_report_profile(opt.file, opt.report);
-  if (!profile) return report(profile.error());
-  auto result = analyze::compute_traces(*profile, traces);
-  if (!result) return report(result.error());
-  const std::string text = analyze::format_traces(*result);
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  return kOk;
+  return run_report(opt.file, opt.report,
+                    [&](const core::Profile& profile,
+                        std::vector<std::string>&) -> core::Expected<std::string> {
+                      auto result = analyze::compute_traces(profile, traces);
+                      if (!result) return result.error();
+                      return analyze::format_traces(*result);
+                    });
 }
 
 }  // namespace

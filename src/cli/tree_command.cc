@@ -4,7 +4,7 @@
 
 #include "analyze/tree.h"
 #include "cli/command.h"
-#include "cli/report_flags.h"
+#include "cli/report_driver.h"
 
 namespace tally::cli {
 
@@ -24,18 +24,14 @@ int run_tree(const TreeCommandOptions& opt) {
   tree.sort_by_cum = opt.cum;
   tree.filters = opt.report.filters;
   tree.sample_index = opt.report.sample_index;
-
-  if (!check_profile_source(opt.file, opt.report.db)) return kUsage;
-
-  auto profile = read_report_profile(opt.file, opt.report);
-  if (!profile) return report(profile.error());
-  auto result = analyze::compute_tree(*profile, tree);
-  if (!result) return report(result.error());
-  for (const std::string& w : result->summary.warnings)
-    std::fprintf(stderr, "tally: warning: %s\n", w.c_str());
-  const std::string text = analyze::format_tree(*result);
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  return kOk;
+  return run_report(opt.file, opt.report,
+                    [&](const core::Profile& profile,
+                        std::vector<std::string>& warnings) -> core::Expected<std::string> {
+                      auto result = analyze::compute_tree(profile, tree);
+                      if (!result) return result.error();
+                      warnings = result->summary.warnings;
+                      return analyze::format_tree(*result);
+                    });
 }
 
 }  // namespace

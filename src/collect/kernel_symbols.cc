@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <iterator>
+
+#include <fmt/format.h>
 
 namespace tally::collect {
 
@@ -38,6 +41,41 @@ std::string_view KernelSymbols::find(uint64_t address) const {
                              [](uint64_t a, const Symbol& s) { return a < s.address; });
   if (it == symbols_.begin()) return {};
   return std::prev(it)->name;
+}
+
+uint64_t kernel_text_start(const std::string& kallsyms) {
+  std::ifstream in(kallsyms);
+  std::string address, type, name;
+  while (in >> address >> type >> name) {
+    if (name == "_text" || name == "_stext") return std::strtoull(address.c_str(), nullptr, 16);
+    in.ignore(1 << 20, '\n');
+  }
+  return 0;
+}
+
+std::string kernel_build_id(const std::string& notes) {
+  std::ifstream in(notes, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // ELF notes: namesz, descsz, type (4 bytes each), name and desc padded to 4 bytes.
+  const auto u32 = [&](size_t at) {
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; --i) v = v << 8 | uint8_t(bytes[at + size_t(i)]);
+    return v;
+  };
+  size_t at = 0;
+  while (at + 12 <= bytes.size()) {
+    const uint64_t namesz = u32(at), descsz = u32(at + 4), type = u32(at + 8);
+    const uint64_t name_at = at + 12, desc_at = name_at + (namesz + 3) / 4 * 4;
+    const uint64_t next = desc_at + (descsz + 3) / 4 * 4;
+    if (next > bytes.size()) break;
+    if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 && bytes.compare(name_at, 4, "GNU\0", 4) == 0) {
+      std::string hex;
+      for (uint64_t i = 0; i < descsz; ++i) hex += fmt::format("{:02x}", uint8_t(bytes[desc_at + i]));
+      return hex;
+    }
+    at = next;
+  }
+  return "";
 }
 
 }  // namespace tally::collect

@@ -29,6 +29,14 @@ bool write_all(int fd, std::string_view data) {
   return true;
 }
 
+// /dev/stdout, /dev/fd/N, /proc/PID/fd/N: links (through /proc) to a descriptor that is
+// already open, not names of a file of their own.
+bool is_open_file_link(const std::string& path) {
+  struct stat link {};
+  if (::lstat(path.c_str(), &link) != 0 || !S_ISLNK(link.st_mode)) return false;
+  return path.starts_with("/dev/") || path.starts_with("/proc/");
+}
+
 std::filesystem::path directory_of(const std::string& path) {
   std::filesystem::path target(path);
   return target.has_parent_path() ? target.parent_path() : ".";
@@ -36,15 +44,26 @@ std::filesystem::path directory_of(const std::string& path) {
 
 }  // namespace
 
-core::Expected<AtomicFileWriter> AtomicFileWriter::open(const std::string& path) {
-  if (path == "-") return AtomicFileWriter(path, STDOUT_FILENO, "");
-  // A device or FIFO (`-o /dev/null`, `-o /dev/stdout`, a named pipe) is written in place:
-  // renaming over it would replace the device with a regular file.
+core::Expected<AtomicFileWriter> AtomicFileWriter::open(const std::string& requested) {
+  if (requested == "-") return AtomicFileWriter(requested, STDOUT_FILENO, "");
+  // A device or FIFO (`-o /dev/null`, a named pipe) is written in place: renaming over it
+  // would replace the device with a regular file. So is a link to an open file
+  // (`-o /dev/stdout` when the shell redirected stdout to a file, /dev/fd/N,
+  // /proc/self/fd/N), appending as the shell's own descriptor would: renaming over such a
+  // link replaced /dev/stdout itself with a regular file.
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return os_error(path, "cannot open");
-    return AtomicFileWriter(path, fd, "");
+  const bool exists = ::stat(requested.c_str(), &st) == 0;
+  if (exists && !S_ISDIR(st.st_mode) && (!S_ISREG(st.st_mode) || is_open_file_link(requested))) {
+    int fd = ::open(requested.c_str(), O_WRONLY | O_CLOEXEC | (S_ISREG(st.st_mode) ? O_APPEND : 0));
+    if (fd < 0) return os_error(requested, "cannot open");
+    return AtomicFileWriter(requested, fd, "");
+  }
+  // A symbolic link to a file is kept: its target is the file replaced.
+  std::string path = requested;
+  if (exists) {
+    std::error_code ec;
+    std::filesystem::path target = std::filesystem::canonical(requested, ec);
+    if (!ec) path = target.string();
   }
   const std::string name = std::filesystem::path(path).filename().string();
   std::string tmpl = (directory_of(path) / ("." + name + ".tmp.XXXXXX")).string();

@@ -3,6 +3,7 @@
 // is_directory.
 #include "io/output.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -110,6 +111,37 @@ TEST(WriteFileAtomically, BareFileNameWritesIntoTheCurrentDirectory) {
   ASSERT_TRUE(st) << st.error().message;
   EXPECT_EQ(test::read_text(dir.file("here.prof")), "content");
   EXPECT_EQ(entries(dir.path()), (std::set<std::string>{"here.prof"}));
+}
+
+TEST(WriteFileAtomically, ASymbolicLinkStaysALinkAndItsTargetIsReplaced) {
+  test::TempDir dir;
+  fs::create_directory(dir.file("data"));
+  test::write_bytes(dir.file("data/real.prof"), "old");
+  fs::create_symlink("data/real.prof", dir.file("link.prof"));
+  auto st = write_file_atomically(dir.file("link.prof"), "new");
+  ASSERT_TRUE(st) << st.error().message;
+  EXPECT_TRUE(fs::is_symlink(dir.file("link.prof")));
+  EXPECT_EQ(test::read_text(dir.file("data/real.prof")), "new");
+  EXPECT_EQ(entries(dir.path()), (std::set<std::string>{"data", "link.prof"}));
+  EXPECT_EQ(entries(dir.file("data")), (std::set<std::string>{"real.prof"}));
+}
+
+// `-o /dev/stdout` with stdout redirected to a file: /dev/stdout is a link (through /proc)
+// to the open descriptor. The output goes after what the descriptor already wrote; the link
+// is not replaced (renaming over /dev/stdout once turned it into a regular file).
+TEST(WriteFileAtomically, ALinkToAnOpenDescriptorIsWrittenThroughIt) {
+  test::TempDir dir;
+  const std::string file = dir.file("redirected.txt");
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, "before\n", 7), 7);
+  const std::string link = "/proc/self/fd/" + std::to_string(fd);
+  auto st = write_file_atomically(link, "after\n");
+  ASSERT_TRUE(st) << st.error().message;
+  EXPECT_TRUE(fs::is_symlink(link));
+  ::close(fd);
+  EXPECT_EQ(test::read_text(file), "before\nafter\n");
+  EXPECT_EQ(entries(dir.path()), (std::set<std::string>{"redirected.txt"}));
 }
 
 TEST(AtomicFileWriter, PiecesGoToTheTemporaryFileUntilCommitted) {

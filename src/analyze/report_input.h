@@ -1,0 +1,51 @@
+// The first steps of every report, before its own computation: read the profile (a file
+// in any format, or a selection of the profile database that tally daemon keeps) and
+// symbolize it as asked. Below the CLI so that `tally serve` reads a profile once the way
+// the report commands do and then computes reports on it per request: the CLI maps its
+// flags to these options (cli/report_flags.h) and prints the diagnostics.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/diagnostics.h"
+#include "core/error.h"
+#include "core/profile.h"
+#include "store/query.h"
+
+namespace tally::analyze {
+
+// How a report symbolizes the addresses its profile holds without names.
+struct ReportSymbolize {
+  bool enabled = true;                    // false: addresses stay addresses (--symbolize=none)
+  std::vector<std::string> binary_paths;  // searched first, then $PPROF_BINARY_PATH, the recorded path
+  // An address no binary resolves: named "[lib+0x12]" (reports), or left as an address
+  // (convert, whose output a later symbolizer with the binaries may still resolve).
+  bool name_unresolved = true;
+  bool debuginfod = true;  // fetch missing debug files from $DEBUGINFOD_URLS
+};
+
+struct ReportInput {
+  std::string file;   // the profile file, any format; "-" standard input. Unused with db.
+  store::Selection db;  // db.db not empty: read this database selection instead of `file`
+  ReportSymbolize symbolize;
+};
+
+// Reads the profile `input` names, not canonicalized (reports aggregate anyway), and
+// symbolizes it. Warnings (unreadable binaries, lossy input, kernel frames left as
+// offsets...) go to `diagnostics`, also when it fails.
+core::Expected<core::Profile> read_report_input(const ReportInput& input,
+                                                core::Diagnostics& diagnostics);
+
+// The database selection as one profile: its kernel frames named from /proc/kallsyms when
+// the profiled kernel is the running one, then symbolized as `symbolize` asks.
+core::Expected<core::Profile> read_db_report_profile(const store::Selection& selection,
+                                                     const ReportSymbolize& symbolize,
+                                                     core::Diagnostics& diagnostics);
+
+// Symbolizes the profile's unsymbolized locations when `symbolize.enabled`, with pprof's
+// simplified function names ("ns::f", as pprof shows and stores them).
+core::Status symbolize_report_profile(core::Profile& profile, const ReportSymbolize& symbolize,
+                                      core::Diagnostics& diagnostics);
+
+}  // namespace tally::analyze
