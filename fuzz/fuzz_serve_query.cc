@@ -86,5 +86,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(std::find(allowed.begin(), allowed.end(), lower) != allowed.end(),
                "only the listed hosts pass");
   }
+  if (web::is_ip_literal_host(raw, 8080))
+    FUZZ_CHECK(raw.ends_with(":8080") && raw.find_first_of("gG/@") == std::string::npos,
+               "an IP literal is an address and the port, nothing else");
   return 0;
 }

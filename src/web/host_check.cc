@@ -1,6 +1,8 @@
 #include "web/host_check.h"
 
 #include <algorithm>
+#include <arpa/inet.h>
+
 #include <cctype>
 
 namespace tally::web {
@@ -31,6 +33,21 @@ bool host_allowed(std::string_view host_header, const std::vector<std::string>& 
       return true;
   }
   return false;
+}
+
+bool is_wildcard_address(std::string_view host) {
+  return host == "0.0.0.0" || host == "::" || host == "[::]";
+}
+
+bool is_ip_literal_host(std::string_view host_header, int port) {
+  const std::string suffix = ":" + std::to_string(port);
+  if (host_header.size() <= suffix.size() || !host_header.ends_with(suffix)) return false;
+  std::string address(host_header.substr(0, host_header.size() - suffix.size()));
+  unsigned char buffer[16];
+  if (address.size() > 2 && address.front() == '[' && address.back() == ']')
+    return inet_pton(AF_INET6, address.substr(1, address.size() - 2).c_str(), buffer) == 1;
+  // inet_pton takes only the dotted quad (not "1", "0x7f.1" or "127.1" as inet_aton would).
+  return inet_pton(AF_INET, address.c_str(), buffer) == 1;
 }
 
 }  // namespace tally::web

@@ -16,4 +16,12 @@ std::vector<std::string> allowed_hosts(std::string_view host, int port);
 // Compared without regard to case (host names are case-insensitive).
 bool host_allowed(std::string_view host_header, const std::vector<std::string>& allowed);
 
+// True for "0.0.0.0" and "::" (every address of the machine).
+bool is_wildcard_address(std::string_view host);
+
+// "192.0.2.7:PORT" or "[2001:db8::7]:PORT": an address, not a name. A server bound to a
+// wildcard address answers these too: DNS rebinding needs a name, and the address is how
+// other machines reach it.
+bool is_ip_literal_host(std::string_view host_header, int port);
+
 }  // namespace tally::web

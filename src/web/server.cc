@@ -49,7 +49,9 @@ void Server::install_handlers() {
     res.set_header("X-Frame-Options", "DENY");
     res.set_header("Referrer-Policy", "no-referrer");
     res.set_header("Cache-Control", "no-store");
-    if (!host_allowed(req.get_header_value("Host"), allowed_hosts_)) {
+    const std::string host = req.get_header_value("Host");
+    if (!host_allowed(host, allowed_hosts_) &&
+        !(is_wildcard_address(host_) && is_ip_literal_host(host, port_))) {
       set_error(res, 403, "the Host header must name this server (" + host_ + ") or localhost");
       return httplib::Server::HandlerResponse::Handled;
     }
@@ -112,7 +114,12 @@ core::Expected<int> Server::bind(const std::string& host, int port, bool next_fr
   return port_;
 }
 
-std::string Server::url() const { return "http://" + allowed_hosts_.front() + "/"; }
+// Bound to every address: the URL a browser here opens is loopback's.
+std::string Server::url() const {
+  if (is_wildcard_address(host_))
+    return "http://" + allowed_hosts_[host_.find(':') == std::string::npos ? 2 : 3] + "/";
+  return "http://" + allowed_hosts_.front() + "/";
+}
 
 bool Server::run() { return http_->listen_after_bind(); }
 

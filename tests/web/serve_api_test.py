@@ -370,7 +370,8 @@ class Rules(unittest.TestCase):
     def test_host_header(self):
         s = self.served
         for host in ["evil.example", "evil.example:%d" % s.port, "127.0.0.1:%d" % (s.port + 1),
-                     "localhost.evil.example:%d" % s.port, ""]:
+                     "localhost.evil.example:%d" % s.port, "", "10.1.2.3:%d" % s.port,
+                     "127.0.0.1", "localhost"]:
             with self.subTest(host=host):
                 status, ctype, body = s.request("/api/top", host=host)
                 self.assertEqual(status, 403)
@@ -380,6 +381,20 @@ class Rules(unittest.TestCase):
                      "[::1]:%d" % s.port]:
             with self.subTest(host=host):
                 self.assertEqual(s.request("/api/top", host=host)[0], 200)
+
+    def test_host_header_on_every_address(self):
+        # Bound to 0.0.0.0 (an explicit --http): other machines reach it by an address, which
+        # is answered; a name still is not (DNS rebinding needs a name).
+        with Served("--http", "0.0.0.0:0", fixture("gperf", "split.pb.gz")) as s:
+            self.assertEqual(s.host, "127.0.0.1")  # the URL printed is loopback's
+            for host in ["10.1.2.3:%d" % s.port, "[2001:db8::7]:%d" % s.port,
+                         "localhost:%d" % s.port, "0.0.0.0:%d" % s.port]:
+                with self.subTest(host=host):
+                    self.assertEqual(s.request("/api/meta", host=host)[0], 200)
+            for host in ["evil.example:%d" % s.port, "10.1.2.3:%d" % (s.port + 1), "10.1.2.3",
+                         "127.1:%d" % s.port, "[evil]:%d" % s.port, "10.1.2.3.evil.example:%d" % s.port]:
+                with self.subTest(host=host):
+                    self.assertEqual(s.request("/api/meta", host=host)[0], 403)
 
     def test_read_only(self):
         for method in ["POST", "PUT", "DELETE", "PATCH", "OPTIONS"]:
