@@ -441,6 +441,10 @@ class Rules(unittest.TestCase):
                 self.assertEqual(status, 400, body[:200])
                 self.assertTrue(ctype.startswith("application/json"))
                 self.assertIn(message, json.loads(body)["error"])
+        # A URI over cpp-httplib's limit (8 kB) is refused before any parsing, as JSON too.
+        status, ctype, body = self.served.request("/api/top?focus=" + "a" * 20000)
+        self.assertEqual(status, 414)
+        self.assertIn("error", json.loads(body))
         # Still answering after all of that.
         self.assertEqual(self.served.request("/api/top")[0], 200)
 
