@@ -293,6 +293,15 @@
       menu.hidden = false;
     }
 
+    // The first drawn frame named `name` and its box in CSS pixels (for links and tests).
+    findFrame(name) {
+      for (const list of this.drawnByDepth) {
+        if (!list) continue;
+        for (const i of list) if (this.nameOf(i) === name) return Object.assign({ index: i }, this.frameBox(i));
+      }
+      return null;
+    }
+
     frameAtEvent(e) {
       const r = this.canvas.getBoundingClientRect();
       return this.frameAt(e.clientX - r.left, e.clientY - r.top);
