@@ -49,10 +49,10 @@
   T.views.flame = async function (root) {
     const q = T.query();
     const compare = meta.mode === "compare" && q.get("side") !== "base";
-    const requests = [T.cachedApi("flame"), T.cachedApi("top").catch(function () { return null; })];
+    const requests = [T.cachedApi("flame")];
     if (compare) requests.push(T.cachedApi("diff"));
     const answers = await Promise.all(requests);
-    const data = answers[0], top = answers[1], diff = answers[2];
+    const data = answers[0], diff = answers[1];
     const options = {
       icicle: q.get("icicle") === "1",
       zoom: q.has("z") ? parseInt(q.get("z"), 10) : 0,
@@ -61,10 +61,12 @@
       onSearch: function (term) { setParams({ s: term }, false); },
       onIcicle: function (on) { setParams({ icicle: on }, false); },
     };
-    if (top) {
-      options.topRows = new Map();
-      for (const row of top.rows) options.topRows.set(row.name, row);
-    }
+    // The tooltip's flat% ± comes from /api/top; the graph does not wait for it.
+    T.cachedApi("top").then(function (top) {
+      const rows = new Map();
+      for (const row of top.rows) rows.set(row.name, row);
+      options.topRows = rows;
+    }, function () { /* the tooltip goes without the ± */ });
     if (diff) {
       options.diffRows = new Map();
       let maxAbs = 0;

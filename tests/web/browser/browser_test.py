@@ -289,6 +289,7 @@ class SingleProfileTest(BrowserCase):
         self.open("/flame")
         self.wait_for(lambda d: d.find_element(By.CSS_SELECTOR, "#flame-canvas[data-ready='1']"), "the flame graph")
         top = {row["name"]: row for row in self.server.api("/api/top")["rows"]}
+        self.wait_for(lambda d: d.execute_script("return !!window.tally.flame.options.topRows;"), "/api/top's rows for the tooltip")
         box = self.driver.execute_script("return window.tally.flame.findFrame('func_a');")
         canvas = self.canvas()
         ActionChains(self.driver).move_to_element_with_offset(
