@@ -185,17 +185,39 @@
     visibleFrames(width) {
       const t = this.tree, nodes = this.data.nodes, z = this.zoomIndex;
       const scale = width / Math.max(1, nodes.total[z]), z0 = t.start[z];
-      const frames = [], ancestors = [];
-      let merged = 0, maxDepth = nodes.depth[z];
+      const frames = [], ancestors = [], merges = [];
+      let merged = 0, maxDepth = nodes.depth[z], run = null;
+      // Consecutive narrow siblings are contiguous: wide enough together, they show as one
+      // grey block ("N frames merged") instead of a gap.
+      const closeRun = function () {
+        if (run && run.value * scale >= MIN_FRAME_PX) merges.push(run);
+        run = null;
+      };
       for (let p = t.parent[z]; p >= 0; p = t.parent[p]) ancestors.push(p);
       for (let i = z; i < t.end[z];) {
-        const w = nodes.total[i] * scale;
-        if (w < MIN_FRAME_PX) { merged += t.end[i] - i; i = t.end[i]; continue; }
+        const w = nodes.total[i] * scale, d = nodes.depth[i];
+        if (w < MIN_FRAME_PX) {
+          const count = t.end[i] - i;
+          merged += count;
+          if (run && run.depth === d && run.start + run.value === t.start[i]) { run.value += nodes.total[i]; run.count += count; }
+          else { closeRun(); run = { depth: d, start: t.start[i], value: nodes.total[i], count: count }; }
+          i = t.end[i];
+          continue;
+        }
+        closeRun();
         frames.push(i);
-        if (nodes.depth[i] > maxDepth) maxDepth = nodes.depth[i];
+        if (d > maxDepth) maxDepth = d;
         i++;
       }
-      return { frames: frames, ancestors: ancestors, merged: merged, maxDepth: maxDepth, scale: scale, z0: z0 };
+      closeRun();
+      for (const m of merges) if (m.depth > maxDepth) maxDepth = m.depth;
+      return { frames: frames, ancestors: ancestors, merges: merges, merged: merged, maxDepth: maxDepth, scale: scale, z0: z0 };
+    }
+
+    mergeBox(m) {
+      const v = this.visible;
+      const y = this.icicle ? m.depth * ROW : (v.maxDepth - m.depth) * ROW;
+      return { x: (m.start - v.z0) * v.scale, y: y, w: m.value * v.scale, h: ROW - 1, depth: m.depth };
     }
 
     frameBox(i) {
@@ -241,6 +263,14 @@
       for (let k = v.ancestors.length - 1; k >= 0; k--) put(v.ancestors[k], 0.5);
       for (const i of v.frames) put(i, 1);
       ctx.globalAlpha = 1;
+      ctx.fillStyle = "#c9c9c0";
+      const mergesByDepth = [];
+      for (const m of v.merges) {
+        const b = this.mergeBox(m);
+        ctx.fillRect(b.x, b.y, Math.max(b.w - (b.w > 2 ? 0.5 : 0), MIN_FRAME_PX), b.h);
+        (mergesByDepth[m.depth] || (mergesByDepth[m.depth] = [])).push(m);
+      }
+      this.mergesByDepth = mergesByDepth;
       this.drawnByDepth = byDepth;
       this.resetButton.disabled = this.zoomIndex === 0;
       const z = this.zoomIndex, zbox = this.frameBox(z);
@@ -323,12 +353,38 @@
       return -1;
     }
 
+    // The merged block of narrow frames under (x, y), or null.
+    mergeAt(x, y) {
+      const row = Math.floor(y / ROW);
+      const depth = this.icicle ? row : this.visible.maxDepth - row;
+      for (const m of this.mergesByDepth[depth] || []) {
+        const b = this.mergeBox(m);
+        if (x >= b.x && x < b.x + Math.max(b.w, MIN_FRAME_PX)) return m;
+      }
+      return null;
+    }
+
+    placeTip(e) {
+      const r = this.wrap.getBoundingClientRect(), tip = this.tip;
+      tip.hidden = false;
+      tip.style.left = Math.min(e.clientX - r.left + 12, Math.max(0, this.width - tip.offsetWidth - 4)) + "px";
+      tip.style.top = (e.clientY - r.top + 16) + "px";
+    }
+
     hover(e) {
       const i = this.frameAtEvent(e);
       this.hovered = i;
-      if (i < 0) { this.tip.hidden = true; return; }
-      const nodes = this.data.nodes, unit = this.data.unit, total = this.data.total, name = this.nameOf(i);
       const tip = this.tip;
+      if (i < 0) {
+        const r = this.canvas.getBoundingClientRect(), m = this.mergeAt(e.clientX - r.left, e.clientY - r.top);
+        if (!m) { tip.hidden = true; return; }
+        tip.textContent = "";
+        tip.appendChild(T.el("div", { class: "tip-name" }, m.count + " frames merged (each narrower than " + MIN_FRAME_PX + " px)"));
+        tip.appendChild(T.el("div", null, T.fmtValue(m.value, this.data.unit) + " (" + T.fmtPct(m.value, this.data.total) + "); zoom into the parent to see them"));
+        this.placeTip(e);
+        return;
+      }
+      const nodes = this.data.nodes, unit = this.data.unit, total = this.data.total, name = this.nameOf(i);
       tip.textContent = "";
       tip.appendChild(T.el("div", { class: "tip-name" }, name));
       const rows = [
@@ -347,11 +403,7 @@
       const table = T.el("table");
       for (const row of rows) table.appendChild(T.el("tr", null, T.el("th", null, row[0]), T.el("td", null, row[1])));
       tip.appendChild(table);
-      tip.hidden = false;
-      const r = this.wrap.getBoundingClientRect();
-      const x = e.clientX - r.left, y = e.clientY - r.top;
-      tip.style.left = Math.min(x + 12, Math.max(0, this.width - tip.offsetWidth - 4)) + "px";
-      tip.style.top = (y + 16) + "px";
+      this.placeTip(e);
     }
   }
 
