@@ -95,7 +95,12 @@
       const points = image.per_epoch.map(function (v, i) { return x(i).toFixed(1) + "," + y(v).toFixed(1); }).join(" ");
       root.appendChild(svg("polyline", { points: points, fill: "none", stroke: colour, "stroke-width": 2, "data-image": image.name }));
       image.per_epoch.forEach(function (v, i) {
-        root.appendChild(svg("circle", { cx: x(i).toFixed(1), cy: y(v).toFixed(1), r: 3, fill: colour }));
+        const dot = svg("circle", { cx: x(i).toFixed(1), cy: y(v).toFixed(1), r: 4, fill: colour, class: "point" });
+        dot.appendChild(svg("title", {}, image.name + " in " + epochs[i].name + ": " + v + " samples (click: this epoch and image)"));
+        dot.addEventListener("click", function () {
+          choose({ epoch: epochs[i].name, image: image.name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") });
+        });
+        root.appendChild(dot);
       });
       const label = image.name.length > 24 ? "…" + image.name.slice(-23) : image.name;
       root.appendChild(svg("rect", { x: width - right + 10, y: top + 16 * k, width: 10, height: 10, fill: colour }));
@@ -122,6 +127,12 @@
     const epochSelect = el("select", { id: "db-epoch" });
     epochSelect.appendChild(el("option", { value: "" }, "latest"));
     epochSelect.appendChild(el("option", { value: "all" }, "all epochs"));
+    // An epoch name's prefix selects every epoch starting with it (store/query.cc): a day is a range.
+    const days = new Map();
+    for (const e of data.epochs) if (/^\d{14}$/.test(e.name)) days.set(e.name.substring(0, 8), (days.get(e.name.substring(0, 8)) || 0) + 1);
+    if (days.size > 1 || data.epochs.length > 1)
+      for (const [day, count] of days)
+        epochSelect.appendChild(el("option", { value: day }, "day " + day.substring(0, 4) + "-" + day.substring(4, 6) + "-" + day.substring(6) + " (" + count + " epochs)"));
     for (const e of data.epochs) epochSelect.appendChild(el("option", { value: e.name }, e.name + (e.start ? " (" + e.start + ")" : "")));
     epochSelect.value = epoch;
     if (epochSelect.value !== epoch) { epochSelect.appendChild(el("option", { value: epoch }, epoch)); epochSelect.value = epoch; }
