@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   add_epoch_command(app, run);
   add_list_command(app, run);
   add_disasm_command(app, run);
+  add_serve_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,46 @@
+// A `tally serve` request's query string, checked before any report runs: every
+// parameter known to the endpoint, given once, within a length cap, and its value valid
+// (a regex that compiles, a known granularity, side base|new). Anything else is a
+// BadQuery with the message the 400 answer carries. Nothing here touches the filesystem.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "analyze/name_filter.h"
+#include "analyze/nodes.h"
+#include "core/error.h"
+
+namespace tally::web {
+
+enum class Endpoint { meta, top, flame, peek, source, disasm, diff, db };
+enum class ServeMode { single, compare, db };
+
+// "/api/top" -> Endpoint::top; nullopt for an unknown path.
+std::optional<Endpoint> endpoint_of(std::string_view path);
+
+// The longest regex (focus, ignore, hide, show, f) a request may give: std::regex compiles
+// and matches recursively, so a huge pattern could exhaust the stack.
+inline constexpr size_t kMaxRegexLength = 256;
+// The longest value of any other parameter.
+inline constexpr size_t kMaxValueLength = 256;
+
+struct ViewQuery {
+  analyze::NameFilters filters;
+  std::string sample_index;  // si
+  analyze::Granularity granularity = analyze::Granularity::functions;
+  std::string function;      // f: peek, source and disasm
+  bool base_side = false;    // side=base (comparison mode)
+  // --db selection: "" keeps the server's.
+  std::string epoch, image, event;
+};
+
+// Parameters as the HTTP library decodes them (a multimap keeps repeated ones).
+using QueryParams = std::multimap<std::string, std::string>;
+
+core::Expected<ViewQuery> parse_view_query(Endpoint endpoint, ServeMode mode,
+                                           const QueryParams& params);
+
+}  // namespace tally::web

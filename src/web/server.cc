@@ -1,0 +1,107 @@
+#include "web/server.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+
+#include "web/assets/embedded_assets.h"
+#include "web/host_check.h"
+#include "web/pages.h"
+
+namespace tally::web {
+
+namespace {
+
+constexpr int kMorePortsToTry = 100;
+
+void set_json(httplib::Response& res, int status, const std::string& body) {
+  res.status = status;
+  res.set_content(body, "application/json");
+}
+
+void set_error(httplib::Response& res, int status, const std::string& message) {
+  set_json(res, status, dump_json({{"error", message}}));
+}
+
+}  // namespace
+
+Server::Server(Api& api) : api_(api), http_(std::make_unique<httplib::Server>()) {
+  install_handlers();
+}
+
+Server::~Server() = default;
+
+void Server::install_handlers() {
+  // Requests carry no body worth reading: GET and HEAD only.
+  http_->set_payload_max_length(64 * 1024);
+  http_->set_read_timeout(10);
+  http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    // Every answer: no sniffing of JSON as HTML, no framing by other sites, no caching of
+    // a profile's numbers after the server is gone.
+    res.set_header("X-Content-Type-Options", "nosniff");
+    res.set_header("X-Frame-Options", "DENY");
+    res.set_header("Referrer-Policy", "no-referrer");
+    res.set_header("Cache-Control", "no-store");
+    if (!host_allowed(req.get_header_value("Host"), allowed_hosts_)) {
+      set_error(res, 403, "the Host header must name this server (" + host_ + ") or localhost");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (req.method != "GET" && req.method != "HEAD") {
+      res.set_header("Allow", "GET, HEAD");
+      set_error(res, 405, "tally serve is read-only: only GET and HEAD are answered");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  http_->Get(".*", [this](const httplib::Request& req, httplib::Response& res) {
+    const std::string& path = req.path;
+    if (path.rfind("/api/", 0) == 0) {
+      const ApiAnswer answer = api_.answer(path, req.params);
+      set_json(res, answer.status, answer.body);
+      return;
+    }
+    const EmbeddedAsset* asset = find_asset(is_page_path(path) ? "/index.html" : path);
+    if (!asset) {
+      set_error(res, 404, "not found");
+      return;
+    }
+    res.status = 200;
+    res.set_content(std::string(asset->body), std::string(asset->content_type).c_str());
+  });
+  // Answers httplib makes itself (a request it could not parse, a URI too long): JSON too.
+  http_->set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (res.body.empty()) set_error(res, res.status, "HTTP " + std::to_string(res.status));
+  });
+  http_->set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+        set_error(res, 500, "internal error");
+      });
+}
+
+core::Expected<int> Server::bind(const std::string& host, int port, bool next_free) {
+  host_ = host;
+  if (port == 0) {
+    port_ = http_->bind_to_any_port(host);
+    if (port_ <= 0)
+      return core::Error{"cannot listen on " + host + ": no free port", core::ErrorKind::io};
+  } else {
+    const int last = next_free ? std::min(port + kMorePortsToTry, 65535) : port;
+    int p = port;
+    while (p <= last && !http_->bind_to_port(host, p)) ++p;
+    if (p > last)
+      return core::Error{"cannot listen on " + host + ":" + std::to_string(port) +
+                             (next_free ? " or the next ports" : "") + " (in use, or not an address of this machine)",
+                         core::ErrorKind::io};
+    port_ = p;
+  }
+  allowed_hosts_ = allowed_hosts(host, port_);
+  return port_;
+}
+
+std::string Server::url() const { return "http://" + allowed_hosts_.front() + "/"; }
+
+bool Server::run() { return http_->listen_after_bind(); }
+
+void Server::stop() { http_->stop(); }
+
+}  // namespace tally::web
