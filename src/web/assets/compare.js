@@ -66,7 +66,7 @@
   };
 
   // Samples per epoch of the top images, as an inline SVG line chart.
-  function chart(data, topImages) {
+  function chart(data, topImages, unit) {
     const NS = "http://www.w3.org/2000/svg";
     const svg = function (tag, attrs, text) {
       const node = document.createElementNS(NS, tag);
@@ -84,7 +84,7 @@
     root.appendChild(svg("title", {}, "samples per epoch of the top images"));
     root.appendChild(svg("line", { x1: left, y1: y(0), x2: width - right, y2: y(0), stroke: "#888" }));
     root.appendChild(svg("line", { x1: left, y1: top, x2: left, y2: y(0), stroke: "#888" }));
-    root.appendChild(svg("text", { x: left - 6, y: top + 10, "text-anchor": "end", class: "axis" }, T.fmtValue(max)));
+    root.appendChild(svg("text", { x: left - 6, y: top + 10, "text-anchor": "end", class: "axis" }, T.fmtValue(max, unit)));
     root.appendChild(svg("text", { x: left - 6, y: y(0), "text-anchor": "end", class: "axis" }, "0"));
     const step = Math.max(1, Math.ceil(n / 6));
     for (let i = 0; i < n; i += step)
@@ -96,7 +96,7 @@
       root.appendChild(svg("polyline", { points: points, fill: "none", stroke: colour, "stroke-width": 2, "data-image": image.name }));
       image.per_epoch.forEach(function (v, i) {
         const dot = svg("circle", { cx: x(i).toFixed(1), cy: y(v).toFixed(1), r: 4, fill: colour, class: "point" });
-        dot.appendChild(svg("title", {}, image.name + " in " + epochs[i].name + ": " + v + " samples (click: this epoch and image)"));
+        dot.appendChild(svg("title", {}, image.name + " in " + epochs[i].name + ": " + T.fmtValue(v, unit) + " (click: this epoch and image)"));
         dot.addEventListener("click", function () {
           choose({ epoch: epochs[i].name, image: image.name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") });
         });
@@ -145,26 +145,30 @@
       image ? el("span", null, "image ", el("code", null, image), " ", el("button", { type: "button", id: "db-clear-image", onclick: function () { choose({ image: "" }); } }, "all images")) : null,
       el("span", { class: "muted" }, "The choice applies to every view (flame, top, …).")));
 
+    // The totals are in the event's unit (nanoseconds for cpu-clock), as /api/meta names it.
+    const type = (meta.sample_types || []).find(function (t) { return t.type === (event || meta.default_sample_type); });
+    const unit = type ? type.unit : "";
+    const unitText = unit && unit !== "count" ? " (" + unit + ")" : "";
     const topImages = data.images.slice(0, 5);
-    if (data.epochs.length && topImages.length) root.appendChild(el("section", null, el("h3", null, "Samples per epoch, top images"), chart(data, topImages)));
+    if (data.epochs.length && topImages.length) root.appendChild(el("section", null, el("h3", null, "Per epoch, top images" + unitText), chart(data, topImages, unit)));
 
     const epochBody = el("tbody");
     for (const e of data.epochs) {
       epochBody.appendChild(el("tr", { class: e.name === epoch ? "chosen" : null, "data-epoch": e.name },
         el("td", null, T.link(T.withCommon("/db", { epoch: e.name }), e.name, { class: "epoch-link" })), el("td", null, e.start || ""),
-        el("td", { class: "num", "data-value": e.total }, T.fmtValue(e.total))));
+        el("td", { class: "num", "data-value": e.total }, T.fmtValue(e.total, unit))));
     }
     const imageBody = el("tbody");
     const imagePattern = function (name) { return name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); };
     for (const im of data.images) {
       imageBody.appendChild(el("tr", { class: imagePattern(im.name) === image ? "chosen" : null, "data-image": im.name },
         el("td", null, T.link(T.withCommon("/db", { image: imagePattern(im.name) }), im.name, { class: "image-link" })),
-        el("td", { class: "num", "data-value": im.total }, T.fmtValue(im.total))));
+        el("td", { class: "num", "data-value": im.total }, T.fmtValue(im.total, unit))));
     }
     root.appendChild(el("div", { class: "columns" },
       el("section", null, el("h3", null, "Epochs (" + data.epochs.length + ")"),
-        el("table", { class: "data", id: "db-epochs" }, el("thead", null, el("tr", null, el("th", null, "epoch"), el("th", null, "start"), el("th", { class: "num" }, "samples"))), epochBody)),
+        el("table", { class: "data", id: "db-epochs" }, el("thead", null, el("tr", null, el("th", null, "epoch"), el("th", null, "start"), el("th", { class: "num" }, "total"))), epochBody)),
       el("section", null, el("h3", null, "Images (" + data.images.length + ")"),
-        el("table", { class: "data", id: "db-images" }, el("thead", null, el("tr", null, el("th", null, "image"), el("th", { class: "num" }, "samples"))), imageBody))));
+        el("table", { class: "data", id: "db-images" }, el("thead", null, el("tr", null, el("th", null, "image"), el("th", { class: "num" }, "total"))), imageBody))));
   };
 })(window.tally);

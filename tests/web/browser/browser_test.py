@@ -416,7 +416,7 @@ class SingleProfileTest(BrowserCase):
     def test_a_bad_query_shows_the_servers_error_on_the_page(self):
         # The 400 is expected: the browser logs the failed request, nothing else may fail.
         self.allowed_console = (r"/api/\w+\?focus=%28%28 - Failed to load resource: the server responded with a status of 400",)
-        self.open("/top?focus=((")
+        self.driver.get(self.server.url + "/top?focus=((")
         self.wait_ready(states=("error",))
         error = self.driver.find_element(By.ID, "error")
         self.assertTrue(error.is_displayed())
