@@ -220,6 +220,21 @@
       return { x: (m.start - v.z0) * v.scale, y: y, w: m.value * v.scale, h: ROW - 1, depth: m.depth };
     }
 
+    // The name, else its longest start with ".." that fits `room` pixels, else "".
+    fittingLabel(ctx, nameIndex, room) {
+      const name = this.data.names[nameIndex];
+      const widths = this.textWidths || (this.textWidths = new Map());
+      let full = widths.get(nameIndex);
+      if (full === undefined) { full = ctx.measureText(name).width; widths.set(nameIndex, full); }
+      if (full <= room) return name;
+      let lo = 0, hi = Math.min(name.length - 1, Math.floor(room / 3));
+      while (lo < hi) {  // the longest prefix whose label fits
+        const mid = (lo + hi + 1) >> 1;
+        if (ctx.measureText(name.substring(0, mid) + "..").width <= room) lo = mid; else hi = mid - 1;
+      }
+      return lo >= 1 ? name.substring(0, lo) + ".." : "";
+    }
+
     frameBox(i) {
       const nodes = this.data.nodes, v = this.visible;
       const d = nodes.depth[i];
@@ -252,11 +267,12 @@
         ctx.globalAlpha = alpha;
         ctx.fillStyle = this.colourOf(i);
         ctx.fillRect(b.x, b.y, Math.max(b.w - (b.w > 2 ? 0.5 : 0), MIN_FRAME_PX), b.h);
-        const chars = Math.floor((b.w - 6) / CHAR_WIDTH);
-        if (chars >= 3) {
-          const name = this.nameOf(i);
-          ctx.fillStyle = "#000";
-          ctx.fillText(name.length <= chars ? name : name.substring(0, chars - 2) + "..", b.x + 3, b.y + ROW / 2);
+        if (b.w - 6 >= 3 * CHAR_WIDTH) {
+          const label = this.fittingLabel(ctx, this.data.nodes.name[i], b.w - 6);
+          if (label) {
+            ctx.fillStyle = "#000";
+            ctx.fillText(label, b.x + 3, b.y + ROW / 2);
+          }
         }
         (byDepth[b.depth] || (byDepth[b.depth] = [])).push(i);
       };
