@@ -106,8 +106,10 @@
         this.openMenu(i, e);
       });
       this.keyHandler = (e) => {
-        const tag = e.target && e.target.tagName;
-        if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") {
+        const t = e.target, tag = t && t.tagName;
+        const typing = tag === "TEXTAREA" || tag === "SELECT" || (tag === "INPUT" && !/^(checkbox|radio|button|submit)$/.test(t.type));
+        if (e.ctrlKey || e.metaKey || e.altKey) return;
+        if (typing) {
           if (e.key === "Escape" && e.target === this.searchBox) { this.searchBox.value = ""; this.setSearch("", true); this.draw(); }
           return;
         }

@@ -314,6 +314,27 @@ class SingleProfileTest(BrowserCase):
         self.assertTrue(self.driver.current_url.startswith(self.server.url + "/disasm?"))
         self.assertEqual(self.driver.find_element(By.CSS_SELECTOR, "section.routine h3").text.split()[0], "func_a")
 
+    def test_icicle_toggle_puts_the_root_on_top_and_keys_open_views(self):
+        self.open("/flame")
+        self.wait_for(lambda d: d.find_element(By.CSS_SELECTOR, "#flame-canvas[data-ready='1']"), "the flame graph")
+        flame = self.driver.execute_script("return [window.tally.flame.findFrame('root'), window.tally.flame.findFrame('func_a')];")
+        self.assertGreater(flame[0]["y"], flame[1]["y"])  # flame: the root at the bottom
+        self.driver.find_element(By.ID, "flame-icicle").click()
+        self.wait_for(lambda d: self.canvas().get_attribute("data-icicle") == "1", "the icicle layout")
+        icicle = self.driver.execute_script("return [window.tally.flame.findFrame('root'), window.tally.flame.findFrame('func_a')];")
+        self.assertEqual(icicle[0]["y"], 0)
+        self.assertGreater(icicle[1]["y"], icicle[0]["y"])
+        self.assertIn("icicle=1", self.driver.current_url)
+        self.screenshot("flame-icicle")
+        # "s" over a frame opens its source.
+        canvas = self.canvas()
+        box = icicle[1]
+        ActionChains(self.driver).move_to_element_with_offset(
+            canvas, int(box["x"] + box["w"] / 2 - canvas.size["width"] / 2), int(box["y"] + 8 - canvas.size["height"] / 2)).send_keys("s").perform()
+        self.wait_for(lambda d: "/source?" in d.current_url, "the source view")
+        self.wait_ready()
+        self.assertEqual(self.driver.find_element(By.ID, "function-regex").get_attribute("value"), "^func_a$")
+
     def test_top_sorts_and_matches_tally_top(self):
         cli = top_rows(run_tally("top", "--binary-path", "bin", self.profile))
         self.assertGreaterEqual(len(cli), 5)
@@ -488,6 +509,56 @@ class CompareTest(BrowserCase):
         self.open("/flame?side=base")
         self.wait_for(lambda d: d.find_element(By.CSS_SELECTOR, "#flame-canvas[data-ready='1']"), "the base flame graph")
         self.assertIsNotNone(self.driver.execute_script("return window.tally.flame.findFrame('func_d');"))
+
+
+class LargeProfileTest(BrowserCase):
+    """200,000 unique stacks (folded, written here): the graph draws only what is wide enough,
+    merging the rest, and zooms."""
+
+    @classmethod
+    def setUpClass(cls):
+        import random
+        cls.folder = tempfile.mkdtemp(prefix="tally-web-large-")
+        path = os.path.join(cls.folder, "large.folded")
+        chooser = random.Random(19)
+        functions = ["fn_%d" % i for i in range(2000)]
+        seen = set()
+        with open(path, "w") as out:
+            while len(seen) < 200000:
+                stack = ["main", "work"] + [chooser.choice(functions[:30] if chooser.random() < 0.8 else functions)
+                                            for _ in range(chooser.randint(3, 40))]
+                line = ";".join(stack)
+                if line not in seen:
+                    seen.add(line)
+                    out.write("%s %d\n" % (line, chooser.randint(1, 20)))
+        cls.server_args = [path]
+        super().setUpClass()
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        shutil.rmtree(cls.folder, ignore_errors=True)
+
+    def test_large_flame_graph_draws_the_visible_frames_and_zooms(self):
+        self.open("/flame")
+        canvas = self.wait_for(lambda d: d.find_element(By.CSS_SELECTOR, "#flame-canvas[data-ready='1']"), "the flame graph")
+        flame = self.server.api("/api/flame")
+        nodes = len(flame["nodes"]["name"])
+        drawn, merged = int(canvas.get_attribute("data-drawn")), int(canvas.get_attribute("data-merged"))
+        # Every frame is drawn or merged into a block; a 1300 px canvas cannot show them all.
+        self.assertEqual(drawn + merged, nodes)
+        self.assertLess(drawn, nodes / 4)
+        self.screenshot("flame-large")
+        # Zoom into the widest frame at depth 3: it spans the canvas, and its subtree shows.
+        names = flame["names"]
+        depth3 = [i for i, d in enumerate(flame["nodes"]["depth"]) if d == 3]
+        widest = max(depth3, key=lambda i: flame["nodes"]["total"][i])
+        self.driver.execute_script("window.tally.flame.zoomTo(arguments[0], true);", widest)
+        canvas = self.canvas()
+        self.assertEqual(canvas.get_attribute("data-zoom-name"), names[flame["nodes"]["name"][widest]])
+        self.assertAlmostEqual(float(canvas.get_attribute("data-zoom-width")), float(canvas.get_attribute("data-width")), delta=0.01)
+        self.assertIn("z=%d" % widest, self.driver.current_url)
+        self.screenshot("flame-large-zoomed")
 
 
 class DatabaseTest(BrowserCase):
