@@ -434,6 +434,26 @@ class SingleProfileTest(BrowserCase):
         self.wait_ready()
         self.assertIn("func_a", [r["name"] for r in self.table_rows("top-table")])
 
+    def test_sample_type_choice_applies_to_the_views(self):
+        cli = {r["name"]: r for r in top_rows(run_tally("top", "--sample-index", "samples", self.profile))}
+        self.open("/top")
+        select = self.driver.find_element(By.NAME, "si")
+        options = [o.text for o in select.find_elements(By.TAG_NAME, "option")]
+        self.assertTrue(any(o.startswith("samples") for o in options), options)
+        for option in select.find_elements(By.TAG_NAME, "option"):
+            if option.text.startswith("samples"):
+                option.click()
+        self.wait_for(lambda d: "si=samples" in d.current_url, "si=samples in the URL")
+        self.wait_ready()
+        rows = {r["name"]: r for r in self.table_rows("top-table")}
+        # Counts, as tally top --sample-index samples prints them.
+        self.assertEqual(rows["func_a"]["flat"], cli["func_a"]["flat"])
+        self.assertEqual(rows["func_a"]["flat_value"], int(cli["func_a"]["flat"]))
+        self.driver.find_element(By.CSS_SELECTOR, "#nav a[data-view='flame']").click()
+        self.wait_for(lambda d: d.find_element(By.CSS_SELECTOR, "#flame-canvas[data-ready='1']"), "the flame graph")
+        self.assertIn("si=samples", self.driver.current_url)
+        self.assertEqual(self.driver.execute_script("return window.tally.flame.data.unit;"), "count")
+
     def test_a_bad_query_shows_the_servers_error_on_the_page(self):
         # The 400 is expected: the browser logs the failed request, nothing else may fail.
         self.allowed_console = (r"/api/\w+\?focus=%28%28 - Failed to load resource: the server responded with a status of 400",)
