@@ -100,7 +100,13 @@
     for (const key of ["epoch", "image", "event"]) {
       if (!q.get(key)) continue;
       db.appendChild(el("span", { class: "chip" }, key + " " + q.get(key) + " ",
-        el("button", { type: "button", title: "remove", onclick: function () { T.navigate(T.withCommon(location.pathname, { [key]: "" }) + ownQuery(false)); } }, "×")));
+        el("button", { type: "button", title: "remove", onclick: function () {
+          const params = T.query();
+          params.delete(key);
+          params.delete("z");
+          const text = params.toString();
+          T.navigate(location.pathname + (text ? "?" + text : ""));
+        } }, "×")));
     }
   }
 

@@ -650,6 +650,14 @@ class DatabaseTest(BrowserCase):
         cli = {r["name"]: r for r in top_rows(run_tally("top", "--db", self.db, "--epoch", self.epochs[0], "--image", query["image"][0]))}
         self.assertEqual(rows["func_a"]["flat_pct"], cli["func_a"]["flat_pct"].strip())
         self.assertEqual(rows["func_a"]["cum_pct"], cli["func_a"]["cum_pct"].strip())
+        # The image's chip in the bar removes that choice and keeps the epoch.
+        chip = [c for c in self.driver.find_elements(By.CSS_SELECTOR, "#db-params .chip") if c.text.startswith("image")]
+        self.assertEqual(len(chip), 1)
+        chip[0].find_element(By.TAG_NAME, "button").click()
+        self.wait_for(lambda d: "image=" not in d.current_url, "the image choice removed")
+        self.wait_ready()
+        self.assertIn("epoch=" + self.epochs[0], self.driver.current_url)
+        self.assertTrue(self.driver.current_url.startswith(self.server.url + "/top?"))
         # The second epoch has no split samples: choosing it there shows shlib's functions.
         self.open("/top?epoch=" + self.epochs[1])
         names = [r["name"] for r in self.table_rows("top-table")]
