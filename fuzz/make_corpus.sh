@@ -174,6 +174,15 @@ for level in 0 2; do
 done
 rm -f "$out/fuzz_inflated_elf/small.c"
 
+# tally serve's query strings: the first byte picks the endpoint (0 meta, 1 top, 2 flame,
+# 3 peek, 4 source, 5 disasm, ...), the rest is the query.
+mkdir -p "$out/fuzz_serve_query"
+printf '\001si=samples&focus=func_a&granularity=lines' > "$out/fuzz_serve_query/top"
+printf '\002hide=run&show=.&side=new' > "$out/fuzz_serve_query/flame"
+printf '\003f=%%5Efunc_%%28a%%7Cb%%29%%24&ignore=func_d' > "$out/fuzz_serve_query/peek"
+printf '\004f=../../etc/passwd' > "$out/fuzz_serve_query/source"
+printf '\001si=a&si=a&=x&&focus=(' > "$out/fuzz_serve_query/bad"
+
 echo "make_corpus.sh: $(ls "$out/fuzz_gperf" | wc -l) gperf, $(ls "$out/fuzz_dcpi" | wc -l) dcpi," \
      "$(ls "$out/fuzz_detect" | wc -l) detect, $(ls "$out/fuzz_folded" | wc -l) folded," \
      "$(ls "$out/fuzz_pprof" | wc -l) pprof, $(ls "$out/fuzz_callgrind" | wc -l) callgrind," \

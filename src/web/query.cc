@@ -65,6 +65,16 @@ std::optional<Endpoint> endpoint_of(std::string_view path) {
   return std::nullopt;
 }
 
+size_t query_piece_count(std::string_view raw_query) {
+  size_t count = 0;
+  while (!raw_query.empty()) {
+    const size_t end = std::min(raw_query.find('&'), raw_query.size());
+    if (end > 0) ++count;
+    raw_query.remove_prefix(std::min(end + 1, raw_query.size()));
+  }
+  return count;
+}
+
 core::Expected<ViewQuery> parse_view_query(Endpoint endpoint, ServeMode mode,
                                            const QueryParams& params) {
   ViewQuery query;
@@ -79,6 +89,10 @@ core::Expected<ViewQuery> parse_view_query(Endpoint endpoint, ServeMode mode,
     if (value.size() > cap)
       return bad("parameter '" + name + "' is " + std::to_string(value.size()) +
                  " bytes long; at most " + std::to_string(cap) + " are allowed");
+    if (std::any_of(value.begin(), value.end(), [](char c) {
+          return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+        }))
+      return bad("parameter '" + name + "' holds a control character");
     if (is_regex_param(name)) {
       if (auto compiled = analyze::compile_report_regex(value); !compiled)
         return bad("parameter '" + name + "': " + compiled.error().message);

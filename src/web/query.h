@@ -40,6 +40,10 @@ struct ViewQuery {
 // Parameters as the HTTP library decodes them (a multimap keeps repeated ones).
 using QueryParams = std::multimap<std::string, std::string>;
 
+// The number of non-empty '&'-separated pieces of a raw query string: what the decoded
+// parameters should number when none was repeated or nameless.
+size_t query_piece_count(std::string_view raw_query);
+
 core::Expected<ViewQuery> parse_view_query(Endpoint endpoint, ServeMode mode,
                                            const QueryParams& params);
 

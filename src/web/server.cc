@@ -7,6 +7,7 @@
 #include "web/assets/embedded_assets.h"
 #include "web/host_check.h"
 #include "web/pages.h"
+#include "web/query.h"
 
 namespace tally::web {
 
@@ -35,6 +36,12 @@ void Server::install_handlers() {
   // Requests carry no body worth reading: GET and HEAD only.
   http_->set_payload_max_length(64 * 1024);
   http_->set_read_timeout(10);
+  // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a second server
+  // binds a port already in use and shares its requests.
+  http_->set_socket_options([](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     // Every answer: no sniffing of JSON as HTML, no framing by other sites, no caching of
     // a profile's numbers after the server is gone.
@@ -56,6 +63,13 @@ void Server::install_handlers() {
   http_->Get(".*", [this](const httplib::Request& req, httplib::Response& res) {
     const std::string& path = req.path;
     if (path.rfind("/api/", 0) == 0) {
+      // httplib drops a repeated identical pair and pairs without a name: count them.
+      const size_t query = req.target.find('?');
+      if (query != std::string::npos &&
+          query_piece_count(std::string_view(req.target).substr(query + 1)) != req.params.size()) {
+        set_error(res, 400, "a parameter given more than once, or one without a name");
+        return;
+      }
       const ApiAnswer answer = api_.answer(path, req.params);
       set_json(res, answer.status, answer.body);
       return;

@@ -1,0 +1,530 @@
+#!/usr/bin/python3
+"""The JSON API of `tally serve`, tested without a browser (issue 19).
+
+Each test starts `tally serve --no-browser --http 127.0.0.1:0 ...` as a subprocess, reads
+the URL it prints, and checks the answers against `tally top`/`tally diff` run on the same
+files, and the server's rules: Host check (403), read-only (405), bad query strings (400
+with a JSON error), no path from a request reaching the filesystem, SIGTERM stops it.
+
+Usage: serve_api_test.py TALLY SHARED_DIR MAKE_SERVE_DB [unittest args]
+"""
+import http.client
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import unittest
+import urllib.parse
+
+TALLY = None
+SHARED = None
+MAKE_DB = None
+
+
+def fixture(*parts):
+    return os.path.join(SHARED, "fixtures", *parts)
+
+
+class Served:
+    """A running `tally serve`; stopped (SIGTERM) and checked on exit."""
+
+    def __init__(self, *args, no_browser=True, env=None):
+        self.args = [TALLY, "serve", "--no-debuginfod", "--binary-path", fixture("bin"), *args]
+        if no_browser:
+            self.args.insert(2, "--no-browser")
+        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, env=env)
+        line = self.proc.stdout.readline()
+        match = re.fullmatch(r"tally serve: http://(127\.0\.0\.1):(\d+)/\n", line)
+        if not match:
+            self.proc.kill()
+            raise AssertionError("no URL on stdout: %r; stderr: %s" %
+                                 (line, self.proc.stderr.read()))
+        self.host, self.port = match.group(1), int(match.group(2))
+
+    def request(self, path, method="GET", host=None, body=None):
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=120)
+        headers = {"Host": host if host is not None else "%s:%d" % (self.host, self.port)}
+        conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        for k, v in headers.items():
+            conn.putheader(k, v)
+        if body is not None:
+            conn.putheader("Content-Length", str(len(body)))
+        conn.endheaders(body.encode() if body is not None else None)
+        response = conn.getresponse()
+        data = response.read()
+        conn.close()
+        return response.status, response.getheader("Content-Type") or "", data
+
+    def json(self, path, expect=200):
+        status, ctype, data = self.request(path)
+        if status != expect:
+            raise AssertionError("%s: status %d, expected %d: %s" % (path, status, expect, data[:300]))
+        assert ctype.startswith("application/json"), ctype
+        return json.loads(data)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise AssertionError("tally serve did not stop on SIGTERM")
+        return rc
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc.poll() is None:
+            self.stop()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+
+
+def q(path, **params):
+    return path + ("?" + urllib.parse.urlencode(params) if params else "")
+
+
+UNITS = {"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "min": 60e9, "hrs": 3600e9,
+         "": 1}
+
+
+def parse_value(text):
+    """'111ms' -> (111e6, half of the last printed digit, in ns); '276' -> (276, 0.5)."""
+    m = re.fullmatch(r"(-?[0-9.]+)([a-zµ]*)", text)
+    assert m, text
+    number, unit = m.group(1), m.group(2)
+    decimals = len(number.split(".")[1]) if "." in number else 0
+    scale = UNITS[unit]
+    return float(number) * scale, 0.5 * 10 ** -decimals * scale
+
+
+def top_text_rows(*args):
+    """`tally top`'s table as [(name, flat, flat_tol, cum, cum_tol, flat%, cum%)]."""
+    out = subprocess.run([TALLY, "top", "--no-debuginfod", "--binary-path", fixture("bin"), *args],
+                         check=True, capture_output=True, text=True).stdout
+    lines = out.splitlines()
+    header = next(i for i, l in enumerate(lines) if l.split()[:2] == ["flat", "flat%"])
+    rows = []
+    for line in lines[header + 1:]:
+        m = re.fullmatch(r"\s*(\S+)\s+(\S+)%\s+(\S+)%\s+(\S+)\s+(\S+)%\s+(\S+)  (.*)", line)
+        assert m, line
+        flat, flat_tol = parse_value(m.group(1))
+        cum, cum_tol = parse_value(m.group(4))
+        rows.append((m.group(7), flat, flat_tol, cum, cum_tol, float(m.group(2)), float(m.group(5))))
+    return rows
+
+
+class SingleProfile(unittest.TestCase):
+    PROFILES = ["split.pb.gz", "shlib.pb.gz", "deep.pb.gz"]
+
+    def test_top_equals_tally_top(self):
+        for name in self.PROFILES:
+            path = fixture("gperf", name)
+            with Served("--http", "127.0.0.1:0", path) as s:
+                for si in ["samples", "cpu"]:
+                    with self.subTest(profile=name, si=si):
+                        api = s.json(q("/api/top", si=si))
+                        text = top_text_rows("--sample-index", si, path)
+                        self.assertGreater(len(text), 3)
+                        self.assertEqual([r["name"] for r in api["rows"]], [t[0] for t in text])
+                        for row, (tname, flat, flat_tol, cum, cum_tol, flat_pct, cum_pct) in zip(api["rows"], text):
+                            self.assertLessEqual(abs(row["flat"] - flat), flat_tol, tname)
+                            self.assertLessEqual(abs(row["cum"] - cum), cum_tol, tname)
+                            self.assertAlmostEqual(row["flat_pct"], flat_pct, delta=0.0051)
+                            self.assertAlmostEqual(row["cum_pct"], cum_pct, delta=0.0051)
+                            self.assertIsNotNone(row["flat_pm"])
+
+    def test_top_rows_and_refine(self):
+        with Served("--http", "127.0.0.1:0", fixture("gperf", "split.pb.gz")) as s:
+            api = s.json(q("/api/top", si="samples"))
+            self.assertEqual(api["unit"], "count")
+            flats = {r["name"]: r["flat"] for r in api["rows"]}
+            self.assertEqual(api["total"], sum(flats.values()))
+            # The workload's split: func_a 40%, b 30%, c 20%, d 10%.
+            self.assertGreater(flats["func_a"], flats["func_b"])
+            self.assertGreater(flats["func_b"], flats["func_c"])
+            self.assertGreater(flats["func_c"], flats["func_d"])
+            focused = s.json(q("/api/top", si="samples", focus="func_b"))
+            self.assertEqual({r["name"]: r["flat"] for r in focused["rows"] if r["flat"]},
+                             {"func_b": flats["func_b"]})
+            hidden = s.json(q("/api/top", si="samples", ignore="func_a"))
+            self.assertNotIn("func_a", [r["name"] for r in hidden["rows"]])
+            files = s.json(q("/api/top", si="samples", granularity="files"))
+            self.assertIn("split.cc", " ".join(r["name"] for r in files["rows"]))
+
+    def test_meta(self):
+        path = fixture("gperf", "split.pb.gz")
+        with Served("--http", "127.0.0.1:0", path) as s:
+            meta = s.json("/api/meta")
+            self.assertEqual(meta["mode"], "single")
+            self.assertEqual(meta["files"], [path])
+            self.assertEqual([t["type"] for t in meta["sample_types"]], ["samples", "cpu"])
+            self.assertEqual(meta["default_sample_type"], "cpu")
+
+    def check_flame(self, flame, total):
+        names, nodes = flame["names"], flame["nodes"]
+        self.assertEqual(names[nodes["name"][0]], "root")
+        self.assertEqual(nodes["depth"][0], 0)
+        self.assertEqual(nodes["total"][0], total)
+        self.assertEqual(flame["total"], total)
+        n = len(nodes["name"])
+        for column in ("depth", "total", "self"):
+            self.assertEqual(len(nodes[column]), n)
+        # Preorder: a node's parent is the last node before it one level up; the children
+        # of each node sum to at most its total, and its self is the difference.
+        children_sum = [0] * n
+        stack = []
+        for i in range(n):
+            d = nodes["depth"][i]
+            self.assertGreaterEqual(nodes["total"][i], 0)
+            if i > 0:
+                self.assertLessEqual(d, nodes["depth"][i - 1] + 1)
+                while len(stack) > d:
+                    stack.pop()
+                children_sum[stack[-1]] += nodes["total"][i]
+            stack.append(i)
+        for i in range(n):
+            self.assertLessEqual(children_sum[i], nodes["total"][i])
+            self.assertEqual(nodes["self"][i], nodes["total"][i] - children_sum[i])
+        return n
+
+    def test_flame(self):
+        for name in ["split.pb.gz", "deep.pb.gz"]:
+            with Served("--http", "127.0.0.1:0", fixture("gperf", name)) as s:
+                total = s.json(q("/api/top", si="samples"))["total"]
+                flame = s.json(q("/api/flame", si="samples"))
+                n = self.check_flame(flame, total)
+                if name == "deep.pb.gz":
+                    self.assertGreater(max(flame["nodes"]["depth"]), 200)
+                    self.assertGreater(n, 200)
+                # Leaves' self sums to the total: no sample lost.
+                self.assertEqual(sum(flame["nodes"]["self"]), total)
+                focused = s.json(q("/api/flame", si="samples", focus="func_a|deep_leaf"))
+                self.assertLess(focused["total"], total)
+                self.check_flame(focused, focused["total"])
+
+    def test_peek_source_disasm_of_hottest(self):
+        with Served("--http", "127.0.0.1:0", "--source-path",
+                    os.path.join(SHARED, "peers", "workloads"), fixture("gperf", "split.pb.gz")) as s:
+            top = s.json("/api/top")
+            hottest = top["rows"][0]
+            self.assertEqual(hottest["name"], "func_a")
+            f = "^func_a$"
+            peek = s.json(q("/api/peek", f=f))
+            self.assertEqual(len(peek["entries"]), 1)
+            entry = peek["entries"][0]
+            self.assertEqual((entry["flat"], entry["cum"]), (hottest["flat"], hottest["cum"]))
+            self.assertEqual([c["name"] for c in entry["callers"]], ["run_rounds"])
+            self.assertEqual(entry["callers"][0]["value"], hottest["cum"])
+
+            source = s.json(q("/api/source", f=f))
+            routine = source["routines"][0]
+            self.assertEqual(routine["file"], "split.cc")
+            self.assertEqual(routine["flat"], hottest["flat"])
+            self.assertEqual(sum(l["flat"] for l in routine["lines"]), routine["flat"])
+            hot_line = max(routine["lines"], key=lambda l: l["flat"])
+            self.assertIn("void func_a(", hot_line["text"])
+
+            disasm = s.json(q("/api/disasm", f=f))
+            routine = disasm["routines"][0]
+            self.assertEqual(routine["name"], "func_a")
+            self.assertEqual(routine["flat"], hottest["flat"])
+            self.assertEqual(sum(i["flat"] for i in routine["instructions"]), routine["flat"])
+            self.assertTrue(all(re.fullmatch(r"0x[0-9a-f]+", i["address"]) for i in routine["instructions"]))
+            self.assertTrue(any("imul" in i["text"] for i in routine["instructions"]))
+
+    def test_diff_needs_two_profiles(self):
+        with Served("--http", "127.0.0.1:0", fixture("gperf", "split.pb.gz")) as s:
+            self.assertIn("two profiles", s.json("/api/diff", expect=400)["error"])
+            self.assertIn("--db", s.json("/api/db", expect=400)["error"])
+
+
+class Comparison(unittest.TestCase):
+    def test_diff_marks_the_changed_function_only(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            base, new = os.path.join(tmp, "base.folded"), os.path.join(tmp, "new.folded")
+            # Same totals; func_a and func_b swap weight, func_e disappears, c and d keep
+            # exactly their share.
+            with open(base, "w") as f:
+                f.write("main;run;func_a 3500\nmain;run;func_b 3000\nmain;run;func_c 2000\n"
+                        "main;run;func_d 1000\nmain;func_e 500\n")
+            with open(new, "w") as f:
+                f.write("main;run;func_a 1000\nmain;run;func_b 6000\nmain;run;func_c 2000\n"
+                        "main;run;func_d 1000\n")
+            with Served("--http", "127.0.0.1:0", base, new) as s:
+                self.assertEqual(s.json("/api/meta")["mode"], "compare")
+                diff = s.json("/api/diff")
+                self.assertEqual((diff["base_total"], diff["new_total"]), (10000, 10000))
+                rows = {r["name"]: r for r in diff["rows"]}
+                self.assertEqual(rows["func_b"]["status"], "changed")
+                self.assertTrue(rows["func_b"]["significant"])
+                self.assertAlmostEqual(rows["func_b"]["delta_pp"], 30.0)
+                self.assertEqual(rows["func_a"]["status"], "changed")
+                self.assertAlmostEqual(rows["func_a"]["delta_pp"], -25.0)
+                self.assertEqual(rows["func_e"]["status"], "removed")
+                for same in ("func_c", "func_d"):
+                    self.assertEqual(rows[same]["status"], "same")
+                    self.assertFalse(rows[same]["significant"])
+                    self.assertEqual(rows[same]["delta_pp"], 0)
+                # The same rows as `tally diff` marks with '*'.
+                text = subprocess.run([TALLY, "diff", base, new], check=True,
+                                      capture_output=True, text=True).stdout
+                marked = {l.split()[-1] for l in text.splitlines() if " * " in l}
+                self.assertEqual(marked, {n for n, r in rows.items() if r["significant"]})
+                # side picks the profile single views show.
+                self.assertEqual(s.json(q("/api/top", side="base"))["rows"][0]["name"], "func_a")
+                self.assertEqual(s.json(q("/api/top", side="new"))["rows"][0]["name"], "func_b")
+                s.json(q("/api/top", side="old"), expect=400)
+
+
+class Database(unittest.TestCase):
+    """tally serve --db on a database make_serve_db writes (two epochs, two images)."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.db = os.path.join(self.tmp.name, "db")
+        subprocess.run([MAKE_DB, self.db], check=True)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_db_overview_and_selection(self):
+        with Served("--http", "127.0.0.1:0", "--db", self.db) as s:
+            meta = s.json("/api/meta")
+            self.assertEqual((meta["mode"], meta["files"]), ("db", [self.db]))
+            overview = s.json("/api/db")
+            self.assertEqual([e["name"] for e in overview["epochs"]],
+                             ["20250102030405", "20250102040000"])
+            self.assertEqual([e["start"] for e in overview["epochs"]],
+                             ["2025-01-02T03:04:05Z", "2025-01-02T04:00:00Z"])
+            self.assertEqual([e["total"] for e in overview["epochs"]], [125000000, 100000000])
+            self.assertEqual(overview["events"], ["cpu-clock"])
+            images = {os.path.basename(i["name"]): i for i in overview["images"]}
+            self.assertEqual(images["split"]["per_epoch"], [100000000, 100000000])
+            self.assertEqual(images["split"]["total"], 200000000)
+            self.assertEqual(images["libtallywork.so"]["per_epoch"], [25000000, 0])
+            self.assertEqual(overview["images"][0]["name"], images["split"]["name"])
+
+            # Default: the latest epoch, as `tally top --db` reads it.
+            latest = {r["name"]: r["flat"] for r in s.json("/api/top")["rows"]}
+            self.assertEqual(latest, {"func_d": 90000000, "func_a": 10000000, "run_rounds": 0})
+            first = {r["name"]: r["flat"] for r in
+                     s.json(q("/api/top", epoch="20250102030405"))["rows"]}
+            self.assertEqual(first["func_a"], 40000000)
+            self.assertEqual(first["lib_hot"], 25000000)
+            both = s.json(q("/api/top", epoch="all"))
+            self.assertEqual(both["total"], 225000000)
+            only_lib = s.json(q("/api/top", epoch="all", image="libtallywork"))
+            self.assertEqual(only_lib["total"], 25000000)
+            self.assertEqual(s.json(q("/api/flame", epoch="all"))["total"], 225000000)
+            text = top_text_rows("--db", self.db, "--epoch", "all")
+            self.assertEqual([t[0] for t in text], [r["name"] for r in both["rows"]])
+            s.json(q("/api/top", epoch="19990101000000"), expect=400)
+            s.json(q("/api/top", image="("), expect=400)
+            s.json("/api/diff", expect=400)
+        # The command line's selection is the default one.
+        with Served("--http", "127.0.0.1:0", "--db", self.db, "--epoch", "all",
+                    "--image", "split") as s:
+            self.assertEqual(s.json("/api/top")["total"], 200000000)
+
+
+class Rules(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.served = Served("--http", "127.0.0.1:0", fixture("gperf", "split.pb.gz"))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.served.__exit__(None, None, None)
+
+    def test_host_header(self):
+        s = self.served
+        for host in ["evil.example", "evil.example:%d" % s.port, "127.0.0.1:%d" % (s.port + 1),
+                     "localhost.evil.example:%d" % s.port, ""]:
+            with self.subTest(host=host):
+                status, ctype, body = s.request("/api/top", host=host)
+                self.assertEqual(status, 403)
+                self.assertIn("error", json.loads(body))
+                self.assertEqual(s.request("/", host=host)[0], 403)
+        for host in ["127.0.0.1:%d" % s.port, "localhost:%d" % s.port, "LOCALHOST:%d" % s.port,
+                     "[::1]:%d" % s.port]:
+            with self.subTest(host=host):
+                self.assertEqual(s.request("/api/top", host=host)[0], 200)
+
+    def test_read_only(self):
+        for method in ["POST", "PUT", "DELETE", "PATCH", "OPTIONS"]:
+            with self.subTest(method=method):
+                status, _, body = self.served.request("/api/top", method=method, body="x=1")
+                self.assertEqual(status, 405)
+                self.assertIn("read-only", json.loads(body)["error"])
+        status, ctype, body = self.served.request("/api/top", method="HEAD")
+        self.assertEqual((status, body), (200, b""))
+
+    def test_bad_query_strings(self):
+        cases = {
+            "/api/top?focus=(": "invalid regex",
+            "/api/top?hide=[z-a]": "invalid regex",
+            "/api/top?nope=1": "unknown parameter",
+            "/api/top?f=main": "unknown parameter",
+            "/api/top?epoch=1": "unknown parameter",
+            "/api/top?si=cpu&si=samples": "more than once",
+            "/api/top?focus=a&focus=a": "more than once",
+            "/api/top?granularity=bytes": "granularity",
+            "/api/top?si=nosuchtype": "",
+            "/api/top?si=99": "",
+            "/api/top?focus=" + "a" * 300: "at most 256",
+            "/api/top?si=" + "x" * 5000: "at most 256",
+            "/api/top?focus=%00%ff%fe": "",
+            "/api/peek": "'f'",
+            "/api/peek?f=": "'f'",
+            "/api/peek?f=((((": "invalid regex",
+            "/api/peek?f=no_such_function": "",
+            "/api/source?f=no_such_function": "",
+            "/api/disasm?f=no_such_function": "",
+            "/api/top?side=left": "base or new",
+            "/api/top?%zz=1": "",
+            "/api/top?=": "",
+            "/api/top?&&&=&=": "",
+        }
+        for path, message in cases.items():
+            with self.subTest(path=path[:60]):
+                status, ctype, body = self.served.request(path)
+                self.assertEqual(status, 400, body[:200])
+                self.assertTrue(ctype.startswith("application/json"))
+                self.assertIn(message, json.loads(body)["error"])
+        # Still answering after all of that.
+        self.assertEqual(self.served.request("/api/top")[0], 200)
+
+    def test_no_path_reaches_the_filesystem(self):
+        s = self.served
+        for path in ["/api/source?f=../../etc/passwd", "/api/source?f=/etc/passwd",
+                     "/api/source?f=passwd", "/api/source?f=.*&file=/etc/passwd",
+                     "/api/disasm?f=/bin/sh", "/api/peek?f=../../etc/passwd"]:
+            with self.subTest(path=path):
+                status, _, body = s.request(path)
+                self.assertEqual(status, 400)
+                self.assertNotIn(b"root:", body)
+        for path in ["/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/etc/passwd",
+                     "/..%2f..%2fetc%2fpasswd", "/index.html/../../etc/passwd", "/api/../etc/passwd",
+                     "/app.js%00", "/api/source/../../../etc/passwd"]:
+            with self.subTest(path=path):
+                status, _, body = s.request(path)
+                self.assertIn(status, (400, 404))
+                self.assertNotIn(b"root:", body)
+
+    def test_pages_and_assets(self):
+        s = self.served
+        status, ctype, shell = s.request("/index.html")
+        self.assertEqual(status, 200)
+        self.assertTrue(ctype.startswith("text/html"))
+        for page in ["/", "/flame", "/top", "/peek?f=func_a", "/source?f=x", "/disasm?f=x", "/diff",
+                     "/db"]:
+            with self.subTest(page=page):
+                self.assertEqual(s.request(page)[::2], (200, shell))
+        status, ctype, body = s.request("/app.js")
+        self.assertEqual(status, 200)
+        self.assertIn("javascript", ctype)
+        self.assertEqual(s.request("/style.css")[0], 200)
+        for missing in ["/nope", "/top/", "/flame.html", "/api/nope", "/api", "/api/top/x"]:
+            with self.subTest(path=missing):
+                self.assertEqual(s.request(missing)[0], 404)
+
+
+class Command(unittest.TestCase):
+    def run_tally(self, *args):
+        return subprocess.run([TALLY, "serve", "--no-browser", *args], capture_output=True,
+                              text=True, timeout=60)
+
+    def test_usage_errors(self):
+        split = fixture("gperf", "split.pb.gz")
+        for args in [[], [split, split, split], ["--http", "nohost", split],
+                     ["--http", "127.0.0.1:99999", split], ["--http", "127.0.0.1:x", split],
+                     ["-", split]]:
+            with self.subTest(args=args):
+                r = self.run_tally(*args)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn("tally: error:", r.stderr)
+                self.assertEqual(r.stdout, "")
+
+    def test_unreadable_profile(self):
+        r = self.run_tally("/nonexistent/profile.pb.gz")
+        self.assertEqual(r.returncode, 3, r.stderr)
+
+    def test_busy_explicit_port_fails(self):
+        with Served("--http", "127.0.0.1:0", fixture("gperf", "split.pb.gz")) as s:
+            r = self.run_tally("--http", "127.0.0.1:%d" % s.port, fixture("gperf", "split.pb.gz"))
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("cannot listen", r.stderr)
+
+    def test_default_address_is_loopback_8080_or_next(self):
+        with Served(fixture("gperf", "split.pb.gz")) as s:
+            self.assertEqual(s.host, "127.0.0.1")
+            self.assertTrue(8080 <= s.port <= 8180, s.port)
+            self.assertEqual(s.request("/api/meta")[0], 200)
+
+    def test_browser_only_on_a_terminal(self):
+        import pty
+        import time
+        with tempfile.TemporaryDirectory() as tmp:
+            opened = os.path.join(tmp, "opened")
+            browser = os.path.join(tmp, "browser")
+            with open(browser, "w") as f:
+                f.write("#!/bin/sh\necho \"$1\" >> %s\n" % opened)
+            os.chmod(browser, 0o755)
+            env = dict(os.environ, BROWSER=browser)
+            split = fixture("gperf", "split.pb.gz")
+
+            def serve_on_terminal(*extra):
+                primary, secondary = pty.openpty()
+                proc = subprocess.Popen([TALLY, "serve", "--http", "127.0.0.1:0", *extra, split],
+                                        stdout=secondary, stderr=secondary, env=env)
+                os.close(secondary)
+                output = b""
+                while b"http://" not in output or not output.endswith(b"\n"):
+                    output += os.read(primary, 4096)
+                url = re.search(rb"(http://127\.0\.0\.1:\d+/)", output).group(1).decode()
+                return proc, primary, url
+
+            proc, primary, url = serve_on_terminal()
+            try:
+                for _ in range(100):
+                    if os.path.exists(opened):
+                        break
+                    time.sleep(0.05)
+                with open(opened) as f:
+                    self.assertEqual(f.read(), url + "\n")
+            finally:
+                proc.send_signal(signal.SIGTERM)
+                self.assertEqual(proc.wait(timeout=30), 0)
+                os.close(primary)
+            os.remove(opened)
+
+            proc, primary, url = serve_on_terminal("--no-browser")
+            proc.send_signal(signal.SIGTERM)
+            self.assertEqual(proc.wait(timeout=30), 0)
+            os.close(primary)
+            # Not a terminal: no browser either (Served reads stdout from a pipe).
+            with Served("--http", "127.0.0.1:0", split, no_browser=False, env=env) as s:
+                self.assertEqual(s.request("/api/meta")[0], 200)
+            time.sleep(0.5)
+            self.assertFalse(os.path.exists(opened))
+
+    def test_sigterm_and_sigint_stop_it(self):
+        for sig in [signal.SIGTERM, signal.SIGINT]:
+            with self.subTest(signal=sig):
+                with Served("--http", "127.0.0.1:0", fixture("gperf", "split.pb.gz")) as s:
+                    self.assertEqual(s.request("/api/top")[0], 200)
+                    s.proc.send_signal(sig)
+                    self.assertEqual(s.proc.wait(timeout=30), 0)
+                    with self.assertRaises(OSError):
+                        s.request("/api/top")
+
+
+if __name__ == "__main__":
+    TALLY, SHARED, MAKE_DB = sys.argv[1], sys.argv[2], sys.argv[3]
+    unittest.main(argv=[sys.argv[0]] + sys.argv[4:], verbosity=2)
