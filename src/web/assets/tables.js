@@ -235,6 +235,7 @@
         el("h3", null, routine.name, " ", viewLinks(routine.name)),
         el("div", { class: "muted" }, routine.file + " — flat " + T.fmtValue(routine.flat, unit) + " (" + T.fmtPct(routine.flat, data.total) +
           "), cum " + T.fmtValue(routine.cum, unit) + " (" + T.fmtPct(routine.cum, data.total) + ")"),
+        routine.error ? el("div", { class: "error-text source-error" }, "source not shown: " + routine.error) : null,
         el("table", { class: "data listing source" }, el("thead", null, el("tr", null, el("th", { class: "num" }, "flat"), el("th", { class: "num" }, "cum"),
           el("th", { class: "num" }, "line"), el("th", null, "source"))), body)));
     }
