@@ -87,10 +87,11 @@ class Server:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
-                self.process.wait(timeout=20)
+                self.process.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        time.sleep(0.2)  # the reader threads take the last of stderr
 
 
 def make_browser():
@@ -168,6 +169,10 @@ class BrowserCase(unittest.TestCase):
     def tearDownClass(cls):
         cls.driver.quit()
         cls.server.stop()
+        # A sanitizer's report (CI's ASan+UBSan run) fails the class even when the pages worked.
+        stderr = "".join(cls.server.stderr)
+        if re.search(r"ERROR: AddressSanitizer|runtime error:|LeakSanitizer", stderr):
+            raise AssertionError("tally serve: a sanitizer reported:\n" + stderr[-4000:])
 
     def setUp(self):
         self.allowed_console = ()
