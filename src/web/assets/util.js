@@ -1,0 +1,129 @@
+"use strict";
+// Shared helpers of tally's web UI: DOM building, number formatting, the URL's query
+// parameters and the JSON API. Everything hangs off window.tally (no framework, no build step).
+window.tally = window.tally || {};
+(function (T) {
+  // Parameters every view and API call takes (API.md); the rest of a URL's query is the view's own.
+  T.COMMON_PARAMS = ["si", "focus", "ignore", "hide", "show", "granularity", "side", "epoch", "image", "event"];
+
+  T.el = function (tag, attrs) {
+    const node = document.createElement(tag);
+    for (const key in attrs || {}) {
+      const value = attrs[key];
+      if (value === null || value === undefined || value === false) continue;
+      if (key === "class") node.className = value;
+      else if (key === "text") node.textContent = value;
+      else if (key.startsWith("on")) node.addEventListener(key.substring(2), value);
+      else node.setAttribute(key, value === true ? "" : value);
+    }
+    for (let i = 2; i < arguments.length; i++) {
+      const child = arguments[i];
+      if (child === null || child === undefined) continue;
+      node.appendChild(typeof child === "string" || typeof child === "number" ? document.createTextNode(String(child)) : child);
+    }
+    return node;
+  };
+
+  // The units tally's text reports scale to (analyze/units.cc): memory and time families.
+  const MEMORY = [["B", 1], ["kB", 1024], ["MB", 1024 ** 2], ["GB", 1024 ** 3], ["TB", 1024 ** 4]];
+  const TIME = [["ns", 1], ["us", 1e3], ["ms", 1e6], ["s", 1e9], ["hrs", 3600e9]];
+  const UNIT_ALIASES = {
+    b: [MEMORY, 1], byte: [MEMORY, 1], kb: [MEMORY, 1024], kilobyte: [MEMORY, 1024], mb: [MEMORY, 1024 ** 2],
+    megabyte: [MEMORY, 1024 ** 2], gb: [MEMORY, 1024 ** 3],
+    ns: [TIME, 1], nanosecond: [TIME, 1], us: [TIME, 1e3], microsecond: [TIME, 1e3], ms: [TIME, 1e6],
+    millisecond: [TIME, 1e6], s: [TIME, 1e9], sec: [TIME, 1e9], second: [TIME, 1e9],
+  };
+  function unitOf(unit) {
+    let key = String(unit || "").toLowerCase();
+    if (key.length > 2 && key.endsWith("s")) key = key.slice(0, -1);
+    return UNIT_ALIASES[key] || null;
+  }
+  function trim(number) {
+    const text = number.toFixed(2);
+    return text.endsWith(".00") ? text.slice(0, -3) : text;
+  }
+  // A value in its unit, scaled like tally's "auto" labels: 1.25s, 340ms, 12.5MB, 1234.
+  T.fmtValue = function (value, unit) {
+    if (value === null || value === undefined) return "";
+    const family = unitOf(unit);
+    if (!family) return Number.isInteger(value) ? String(value) : trim(value);
+    const base = Math.abs(value) * family[1];
+    let best = null;
+    for (const u of family[0]) if (base / u[1] >= 1) best = u;
+    if (!best) best = family[0] === TIME ? ["s", 1e9] : family[0][0];
+    const text = trim(base / best[1]);
+    if (text === "0") return "0";
+    return (value < 0 ? "-" : "") + text + best[0];
+  };
+  T.fmtPct = function (value, total) {
+    if (!total) return "0%";
+    return (100 * value / total).toFixed(2) + "%";
+  };
+  T.fmtNum = function (x, digits) {
+    return x === null || x === undefined ? "" : Number(x).toFixed(digits === undefined ? 2 : digits);
+  };
+
+  // FNV-1a of the name's UTF-8 bytes into the warm palette of tally's SVG flame graph
+  // (analyze/flame_svg.cc, flame_colour), so both show a function in the same colour.
+  const encoder = new TextEncoder();
+  T.flameColour = function (name) {
+    let h = 2166136261 >>> 0;
+    for (const byte of encoder.encode(name)) {
+      h ^= byte;
+      h = Math.imul(h, 16777619) >>> 0;
+    }
+    const r = 205 + (h % 51), g = (h >>> 8) % 231, b = (h >>> 16) % 56;
+    return "#" + [r, g, b].map(function (c) { return c.toString(16).padStart(2, "0"); }).join("");
+  };
+
+  // "^name$" with the regex characters escaped: the f= of a link that opens exactly one function.
+  T.exactRegex = function (name) {
+    return "^" + name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + "$";
+  };
+
+  T.query = function () { return new URLSearchParams(location.search); };
+  // The common parameters of the current URL (the refine bar's state), as URLSearchParams.
+  T.commonParams = function () {
+    const q = T.query(), out = new URLSearchParams();
+    for (const key of T.COMMON_PARAMS) if (q.get(key)) out.set(key, q.get(key));
+    return out;
+  };
+  // A page URL that keeps the common parameters and sets the view's own.
+  T.pageUrl = function (path, own) {
+    const q = T.commonParams();
+    for (const key in own || {}) if (own[key] !== null && own[key] !== undefined && own[key] !== "") q.set(key, own[key]);
+    const text = q.toString();
+    return path + (text ? "?" + text : "");
+  };
+
+  // GET /api/NAME with the common parameters plus `own`; rejects with the server's
+  // {"error": ...} text on a 4xx/5xx so that the page can show it.
+  T.api = async function (name, own, withoutCommon) {
+    const q = withoutCommon ? new URLSearchParams() : T.commonParams();
+    for (const key in own || {}) if (own[key] !== null && own[key] !== undefined && own[key] !== "") q.set(key, own[key]);
+    const text = q.toString();
+    const response = await fetch("/api/" + name + (text ? "?" + text : ""), { headers: { Accept: "application/json" } });
+    let body = null;
+    try { body = await response.json(); } catch (e) { body = null; }
+    if (!response.ok) {
+      const message = body && body.error ? body.error : response.status + " " + response.statusText;
+      const error = new Error("/api/" + name + ": " + message);
+      error.status = response.status;
+      throw error;
+    }
+    if (body === null) throw new Error("/api/" + name + ": the answer is not JSON");
+    return body;
+  };
+
+  T.showError = function (message) {
+    const box = document.getElementById("error");
+    box.textContent = message;
+    box.hidden = !message;
+  };
+
+  // A link inside the app: navigates with history.pushState instead of a page load.
+  T.link = function (href, text, attrs) {
+    const a = T.el("a", Object.assign({ href: href, "data-internal": "1" }, attrs || {}), text);
+    return a;
+  };
+})(window.tally);
