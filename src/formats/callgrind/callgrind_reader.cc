@@ -120,8 +120,10 @@ std::string shorten(std::string_view s) {
 
 class Reader {
  public:
-  Reader(std::string_view text, const std::string& source, core::Diagnostics& diagnostics)
-      : text_(text), source_(source), diagnostics_(diagnostics) {
+  Reader(std::string_view text, const std::string& source, core::Diagnostics& diagnostics,
+         core::PositionDetail detail)
+      : text_(text), source_(source), diagnostics_(diagnostics),
+        by_function_(detail == core::PositionDetail::functions) {
     parts_.emplace_back();
   }
 
@@ -624,15 +626,27 @@ class Reader {
     if (caller >= newest_edge_.size()) newest_edge_.resize(size_t(caller) * 2 + 1, kNoEdge);
     uint32_t index = kNoEdge;
     core::LocationId callee = 0;
-    int older_parts_seen = 0;
-    for (uint32_t e = newest_edge_[caller]; e != kNoEdge; e = edges_[e].older) {
-      const EdgeState& edge = edges_[e];
-      if (locations_[edge.callee].key == callee_key) {
-        callee = edge.callee;
-        if (edge.part == part_index()) index = e;
-        break;
+    if (by_function_) {
+      // A function calls many functions: walking its edges would be quadratic; a table.
+      const Key128 edge_key{uint64_t(caller) << 32 | callee_context, part_index()};
+      index = edge_index_.find(edge_key);
+      if (index != KeyTable::kMissing) {
+        callee = edges_[index].callee;
+      } else {
+        index = kNoEdge;
+        edge_index_.insert(edge_key, static_cast<uint32_t>(edges_.size()));
       }
-      if (edge.part != part_index() && ++older_parts_seen == 8) break;
+    } else {
+      int older_parts_seen = 0;
+      for (uint32_t e = newest_edge_[caller]; e != kNoEdge; e = edges_[e].older) {
+        const EdgeState& edge = edges_[e];
+        if (locations_[edge.callee].key == callee_key) {
+          callee = edge.callee;
+          if (edge.part == part_index()) index = e;
+          break;
+        }
+        if (edge.part != part_index() && ++older_parts_seen == 8) break;
+      }
     }
     if (callee == 0) callee = location(callee_context, call_target_);
     if (index == kNoEdge) {
@@ -700,18 +714,30 @@ class Reader {
     if (from >= newest_jump_.size()) newest_jump_.resize(size_t(from) * 2 + 1, kNoEdge);
     uint32_t index = kNoEdge;
     core::LocationId to = 0;
-    int older_parts_seen = 0;
-    for (uint32_t k = newest_jump_[from]; k != kNoEdge; k = older_jump_[k]) {
-      const core::Jump& j = jumps[k];
-      if (locations_[j.to].key == to_key) {
-        to = j.to;
-        if (j.part == part_index() && j.conditional == jump_conditional_) {
-          index = k;
-          break;
-        }
-        if (j.part != part_index()) break;
+    if (by_function_) {  // as in add_call
+      const Key128 jump_key{uint64_t(from) << 32 | to_context,
+                            uint64_t(part_index()) << 1 | jump_conditional_};
+      index = jump_index_.find(jump_key);
+      if (index != KeyTable::kMissing) {
+        to = jumps[index].to;
+      } else {
+        index = kNoEdge;
+        jump_index_.insert(jump_key, static_cast<uint32_t>(jumps.size()));
       }
-      if (j.part != part_index() && ++older_parts_seen == 8) break;
+    } else {
+      int older_parts_seen = 0;
+      for (uint32_t k = newest_jump_[from]; k != kNoEdge; k = older_jump_[k]) {
+        const core::Jump& j = jumps[k];
+        if (locations_[j.to].key == to_key) {
+          to = j.to;
+          if (j.part == part_index() && j.conditional == jump_conditional_) {
+            index = k;
+            break;
+          }
+          if (j.part != part_index()) break;
+        }
+        if (j.part != part_index() && ++older_parts_seen == 8) break;
+      }
     }
     if (to == 0) to = location(to_context, jump_target_);
     if (index == kNoEdge) {
@@ -805,7 +831,10 @@ class Reader {
     return last_cost_location_ = id;
   }
 
-  static Key128 location_key(uint32_t context, const Position& pos) {
+  // By function: every position of a context is one location, so the key is the context
+  // alone and a cost line finds its location without a lookup (the previous line's).
+  Key128 location_key(uint32_t context, const Position& pos) const {
+    if (by_function_) return {uint64_t(context) << 32, 0};
     return {uint64_t(context) << 32 | pos.line, pos.addr};
   }
 
@@ -816,8 +845,8 @@ class Reader {
     const Context& c = contexts_[context];
     core::Location l;
     l.mapping = c.mapping;
-    l.address = pos.addr;
-    l.lines.push_back({c.function, static_cast<int64_t>(pos.line), 0});
+    l.address = by_function_ ? 0 : pos.addr;
+    l.lines.push_back({c.function, by_function_ ? 0 : static_cast<int64_t>(pos.line), 0});
     id = profile_.add_location(std::move(l));
     location_index_.insert(key, id);
     locations_.resize(size_t(id) + 1);
@@ -1008,6 +1037,7 @@ class Reader {
   core::Diagnostics& diagnostics_;
   uint64_t line_number_ = 0;
   core::Profile profile_;
+  const bool by_function_;  // core::PositionDetail::functions: one location per context
 
   // Events: measured ones in first-seen order across parts, then event: definitions.
   std::vector<std::string> event_names_;
@@ -1039,6 +1069,7 @@ class Reader {
   std::vector<int64_t> last_costs_;  // the previous cost line's (relative costs)
 
   KeyTable context_index_, location_index_;
+  KeyTable edge_index_, jump_index_;  // by function only: (caller, callee context, part) -> edge
   // By location id, together: a cost line reads all of them (one cache line, not three).
   struct LocationState {
     Key128 key;
@@ -1073,10 +1104,10 @@ class Reader {
 core::Expected<core::Profile> read_profile(std::span<const uint8_t> bytes, const std::string& source,
                                            core::Diagnostics& diagnostics,
                                            void (*on_progress)(uint64_t, void*),
-                                           void* progress_context) {
+                                           void* progress_context, core::PositionDetail detail) {
   const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   try {
-    Reader reader(text, source, diagnostics);
+    Reader reader(text, source, diagnostics, detail);
     if (on_progress) reader.report_progress(on_progress, progress_context);
     return reader.read();
   } catch (const core::FormatError& e) {
