@@ -5,12 +5,25 @@
 // with the number of instructions.
 #pragma once
 
+#include <cstdint>
+
 namespace tally::core {
 
 enum class PositionDetail {
   full,       // every position (address, line) is its own location
   functions,  // one location per function and object: address 0, line 0; costs and call
               // edges summed per function (call edges per caller/callee function)
+};
+
+// What a full read would have made, counted by a read by function (`tally cat --summary`
+// prints them): locations (distinct positions), samples (per part, the positions with self
+// cost), call edges and jumps (per part, between positions).
+struct PositionCounts {
+  bool counted = false;  // set by a reader that read by function and counted
+  uint64_t locations = 0;
+  uint64_t samples = 0;
+  uint64_t calls = 0;
+  uint64_t jumps = 0;
 };
 
 }  // namespace tally::core

@@ -61,10 +61,11 @@ core::Expected<core::Profile> read_gperf(const io::Input& input, core::Diagnosti
 }
 
 core::Expected<core::Profile> read_callgrind(const io::Input& input, core::Diagnostics& diagnostics,
-                                             core::PositionDetail detail) {
+                                             core::PositionDetail detail,
+                                             core::PositionCounts* counts) {
   ReadProgress progress(input);
   return callgrind::read_profile(input.bytes(), input.name(), diagnostics, ReadProgress::update,
-                                 &progress, detail);
+                                 &progress, detail, counts);
 }
 
 }  // namespace
@@ -101,10 +102,11 @@ std::string writable_format_names() {
 core::Expected<core::Profile> read_profile(io::Input&& input, core::Diagnostics& diagnostics,
                                            Format* detected, bool canonical,
                                            const gperf::BinaryInspector* binaries,
-                                           core::PositionDetail detail) {
+                                           core::PositionDetail detail,
+                                           core::PositionCounts* counts) {
   io::Input owned = std::move(input);
   Format f = detect(owned.bytes());
-  if (f != Format::pprof) return read_profile(owned, diagnostics, detected, binaries, detail);
+  if (f != Format::pprof) return read_profile(owned, diagnostics, detected, binaries, detail, counts);
   if (detected) *detected = f;
   auto p = pprof::decode_profile(owned.bytes(), owned.name(), diagnostics);
   owned = io::Input::from_bytes(owned.name(), {});  // the bytes are decoded: free them
@@ -115,7 +117,8 @@ core::Expected<core::Profile> read_profile(io::Input&& input, core::Diagnostics&
 core::Expected<core::Profile> read_profile(const io::Input& input, core::Diagnostics& diagnostics,
                                            Format* detected,
                                            const gperf::BinaryInspector* binaries,
-                                           core::PositionDetail detail) {
+                                           core::PositionDetail detail,
+                                           core::PositionCounts* counts) {
   Format f = detect(input.bytes());
   if (detected) *detected = f;
   switch (f) {
@@ -133,7 +136,7 @@ core::Expected<core::Profile> read_profile(const io::Input& input, core::Diagnos
     case Format::folded:
       return folded::read_profile(input.bytes(), input.name(), diagnostics);
     case Format::callgrind:
-      return read_callgrind(input, diagnostics, detail);
+      return read_callgrind(input, diagnostics, detail, counts);
     case Format::unknown:
       break;
   }

@@ -121,9 +121,10 @@ std::string shorten(std::string_view s) {
 class Reader {
  public:
   Reader(std::string_view text, const std::string& source, core::Diagnostics& diagnostics,
-         core::PositionDetail detail)
+         core::PositionDetail detail, core::PositionCounts* counts)
       : text_(text), source_(source), diagnostics_(diagnostics),
-        by_function_(detail == core::PositionDetail::functions) {
+        by_function_(detail == core::PositionDetail::functions),
+        counts_(by_function_ ? counts : nullptr) {
     parts_.emplace_back();
   }
 
@@ -565,6 +566,10 @@ class Reader {
     p.has_costs = true;
     cur_.fi_before_fn = false;
     const core::LocationId here = cost_line_location(current_context(), pos);
+    if (counts_) {
+      last_position_context_ = current_context();
+      last_position_ = pos;
+    }
     if (pending_call_) {
       pending_call_ = false;
       add_call(here, n);
@@ -579,6 +584,13 @@ class Reader {
       return;
     }
     base_ = pos;
+    if (counts_) {
+      PositionSlot& here_counted = count_position(last_position_context_, pos);
+      if (here_counted.state != (kUsedPosition | (part_index() + 1))) {
+        here_counted.state = kUsedPosition | (part_index() + 1);
+        ++counts_->samples;
+      }
+    }
     // Self cost.
     Slot& slot = locations_[here].slot;
     const size_t stride = p.columns.size();
@@ -619,6 +631,12 @@ class Reader {
     const uint32_t callee_context = context(ob, call_.fn, file, file);
     const Key128 callee_key = location_key(callee_context, call_target_);
     call_.has_ob = call_.has_file = false;
+    if (counts_) {
+      count_position(last_position_context_, last_position_);
+      count_position(callee_context, call_target_);
+      if (position_edges_.insert(position_pair(callee_context, call_target_, part_index())))
+        ++counts_->calls;
+    }
     PartState& p = part();
     // The caller's edges, newest first: one of this part to the same position is this edge;
     // one of an earlier part usually names the same callee, whose location is then known
@@ -709,6 +727,13 @@ class Reader {
     const uint32_t to_context = context(cur_.ob, fn, file, home);
     const Key128 to_key = location_key(to_context, jump_target_);
     jump_ = JumpTarget{};
+    if (counts_) {
+      count_position(last_position_context_, last_position_);
+      count_position(to_context, jump_target_);
+      if (position_jumps_.insert(position_pair(to_context, jump_target_,
+                                               part_index() << 1 | uint32_t(jump_conditional_))))
+        ++counts_->jumps;
+    }
     // As for calls (add_call): the jumps from the same position, newest first.
     auto& jumps = profile_.call_graph.jumps;
     if (from >= newest_jump_.size()) newest_jump_.resize(size_t(from) * 2 + 1, kNoEdge);
@@ -757,6 +782,117 @@ class Reader {
   }
 
   // --- Positions -> model ---
+
+  // By function with counts_: the positions of each context in a small open-addressing
+  // table per context, 16 bytes a position. A function's positions come together in the
+  // file, so its table stays in cache, where one table for all would miss on every new
+  // position. Call and jump lines are few: their (source, target, part) go in a set.
+  static constexpr uint32_t kUsedPosition = 1u << 31;
+  struct PositionSlot {
+    uint64_t addr = 0;
+    uint32_t line = 0;
+    uint32_t state = 0;  // 0: empty; else kUsedPosition | (1 + the last part with self cost)
+  };
+  struct PositionSet {
+    std::vector<PositionSlot> slots;
+    uint32_t size = 0;
+  };
+  // A call or jump between two positions, in a part (jumps: part << 1 | conditional).
+  struct PositionPair {
+    uint32_t from_context = 0, to_context = 0;
+    uint32_t from_line = 0, to_line = 0;
+    uint64_t from_addr = 0, to_addr = 0;
+    uint32_t part = 0;
+    uint32_t used = 0;
+    bool same(const PositionPair& o) const {
+      return from_context == o.from_context && to_context == o.to_context &&
+             from_line == o.from_line && to_line == o.to_line && from_addr == o.from_addr &&
+             to_addr == o.to_addr && part == o.part;
+    }
+  };
+  // The distinct pairs: open addressing, at most half full.
+  class PositionPairs {
+   public:
+    bool insert(PositionPair k) {
+      if ((size_ + 1) * 2 > slots_.size()) grow();
+      k.used = 1;
+      const size_t mask = slots_.size() - 1;
+      for (size_t i = hash(k) & mask;; i = (i + 1) & mask) {
+        if (!slots_[i].used) {
+          slots_[i] = k;
+          ++size_;
+          return true;
+        }
+        if (slots_[i].same(k)) return false;
+      }
+    }
+
+   private:
+    static uint64_t hash(const PositionPair& k) {
+      uint64_t h = core::mix64(uint64_t(k.from_context) << 32 | k.to_context);
+      h = core::mix64(h ^ (uint64_t(k.from_line) << 32 | k.to_line));
+      h = core::mix64(h ^ k.from_addr);
+      return core::mix64(h ^ k.to_addr ^ (uint64_t(k.part) << 40));
+    }
+    void grow() {
+      std::vector<PositionPair> old(slots_.empty() ? 1024 : slots_.size() * 2);
+      old.swap(slots_);
+      size_ = 0;
+      for (const PositionPair& k : old)
+        if (k.used) insert(k);
+    }
+    std::vector<PositionPair> slots_;
+    size_t size_ = 0;
+  };
+
+  // From the last cost line's position to `to` of `to_context`.
+  PositionPair position_pair(uint32_t to_context, const Position& to, uint32_t part) const {
+    PositionPair k;
+    k.from_context = last_position_context_;
+    k.to_context = to_context;
+    k.from_line = static_cast<uint32_t>(last_position_.line);
+    k.to_line = static_cast<uint32_t>(to.line);
+    k.from_addr = last_position_.addr;
+    k.to_addr = to.addr;
+    k.part = part;
+    return k;
+  }
+
+  // Position `pos` of `context` (counts_), counted when first seen. The reference holds
+  // until the next call.
+  PositionSlot& count_position(uint32_t context, const Position& pos) {
+    if (context >= position_sets_.size()) position_sets_.resize(size_t(context) + 1);
+    PositionSet& set = position_sets_[context];
+    if ((set.size + 1) * 8 > set.slots.size() * 7) grow(set);
+    const uint32_t line = static_cast<uint32_t>(pos.line);
+    const size_t mask = set.slots.size() - 1;
+    for (size_t i = position_hash(pos.addr, line) & mask;; i = (i + 1) & mask) {
+      PositionSlot& s = set.slots[i];
+      if (s.state == 0) {
+        s = {pos.addr, line, kUsedPosition};
+        ++set.size;
+        ++counts_->locations;
+        return s;
+      }
+      if (s.addr == pos.addr && s.line == line) return s;
+    }
+  }
+
+  static uint64_t position_hash(uint64_t addr, uint32_t line) {
+    return core::mix64(addr * 0x9e3779b97f4a7c15ULL ^ line);
+  }
+
+  static void grow(PositionSet& set) {
+    std::vector<PositionSlot> old(set.slots.empty() ? 8 : set.slots.size() * 2);
+    old.swap(set.slots);
+    const size_t mask = set.slots.size() - 1;
+    for (const PositionSlot& s : old) {
+      if (s.state == 0) continue;
+      size_t i = position_hash(s.addr, s.line) & mask;
+      while (set.slots[i].state != 0) i = (i + 1) & mask;
+      set.slots[i] = s;
+    }
+  }
 
   uint32_t current_context() {
     if (context_dirty_) {
@@ -881,6 +1017,7 @@ class Reader {
       m.has_line_numbers = graph.has_line;
     }
     for (PartState& p : parts_) graph.parts.push_back(std::move(p.part));
+    if (counts_) counts_->counted = true;
     report_skipped();
   }
 
@@ -1038,6 +1175,12 @@ class Reader {
   uint64_t line_number_ = 0;
   core::Profile profile_;
   const bool by_function_;  // core::PositionDetail::functions: one location per context
+  core::PositionCounts* counts_;  // by function: count what the full read would make
+
+  std::vector<PositionSet> position_sets_;  // by context
+  uint32_t last_position_context_ = 0;       // of the last cost line
+  Position last_position_;
+  PositionPairs position_edges_, position_jumps_;
 
   // Events: measured ones in first-seen order across parts, then event: definitions.
   std::vector<std::string> event_names_;
@@ -1104,10 +1247,11 @@ class Reader {
 core::Expected<core::Profile> read_profile(std::span<const uint8_t> bytes, const std::string& source,
                                            core::Diagnostics& diagnostics,
                                            void (*on_progress)(uint64_t, void*),
-                                           void* progress_context, core::PositionDetail detail) {
+                                           void* progress_context, core::PositionDetail detail,
+                                           core::PositionCounts* counts) {
   const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   try {
-    Reader reader(text, source, diagnostics, detail);
+    Reader reader(text, source, diagnostics, detail, counts);
     if (on_progress) reader.report_progress(on_progress, progress_context);
     return reader.read();
   } catch (const core::FormatError& e) {

@@ -1,7 +1,9 @@
 // The read by function (core::PositionDetail::functions) against the full read, on every
 // real callgrind file of ../shared: the same self cost per function and sample type, the
-// same inclusive costs and call counts per caller -> callee function, the same parts; and
-// one location per (object, function), however many instructions and lines the file lists.
+// same inclusive costs and call counts per caller -> callee function, the same parts, and
+// counts of the positions, samples, call edges and jumps the full read makes (cat
+// --summary); and one location per (object, function), however many instructions the
+// file lists.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -16,9 +18,9 @@ namespace tally::callgrind::test {
 namespace {
 
 core::Profile read_with(const std::vector<uint8_t>& bytes, const std::string& name,
-                        core::PositionDetail detail) {
+                        core::PositionDetail detail, core::PositionCounts* counts = nullptr) {
   core::Diagnostics d;
-  auto p = read_profile(bytes, name, d, nullptr, nullptr, detail);
+  auto p = read_profile(bytes, name, d, nullptr, nullptr, detail, counts);
   if (!p) throw std::runtime_error("unexpected read error: " + p.error().message);
   return std::move(p).value();
 }
@@ -84,8 +86,16 @@ TEST(CallgrindFunctionDetail, SameSelfCostsAndCallEdgesPerFunctionAsTheFullRead)
     SCOPED_TRACE(path);
     const std::vector<uint8_t> bytes = tally::test::read_bytes(path);
     const core::Profile full = read_with(bytes, path, core::PositionDetail::full);
-    const core::Profile by_function = read_with(bytes, path, core::PositionDetail::functions);
+    core::PositionCounts counts;
+    const core::Profile by_function =
+        read_with(bytes, path, core::PositionDetail::functions, &counts);
     EXPECT_EQ(self_by_function(by_function), self_by_function(full));
+    // What `tally cat --summary` prints: the full read's numbers, counted without it.
+    EXPECT_TRUE(counts.counted);
+    EXPECT_EQ(counts.locations, full.locations.size());
+    EXPECT_EQ(counts.samples, full.sample_count());
+    EXPECT_EQ(counts.calls, full.call_graph.calls.size());
+    EXPECT_EQ(counts.jumps, full.call_graph.jumps.size());
     EXPECT_EQ(edges_by_function(by_function), edges_by_function(full));
     EXPECT_EQ(by_function.sample_types.size(), full.sample_types.size());
     EXPECT_EQ(by_function.functions.size(), full.functions.size());
