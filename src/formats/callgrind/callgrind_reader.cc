@@ -586,9 +586,9 @@ class Reader {
     }
     base_ = pos;
     if (counts_) {
-      PositionSlot& here_counted = count_position(last_position_context_, pos);
-      if (here_counted.state != (kUsedPosition | (part_index() + 1))) {
-        here_counted.state = kUsedPosition | (part_index() + 1);
+      CountedPosition& counted = count_position(last_position_context_, pos);
+      if (counted.self_part != part_index() + 1) {
+        counted.self_part = part_index() + 1;
         ++counts_->samples;
       }
     }
@@ -632,12 +632,7 @@ class Reader {
     const uint32_t callee_context = context(ob, call_.fn, file, file);
     const Key128 callee_key = location_key(callee_context, call_target_);
     call_.has_ob = call_.has_file = false;
-    if (counts_) {
-      count_position(last_position_context_, last_position_);
-      count_position(callee_context, call_target_);
-      if (position_edges_.insert(position_pair(callee_context, call_target_, part_index())))
-        ++counts_->calls;
-    }
+    if (counts_) count_pair(false, callee_context, call_target_, part_index());
     PartState& p = part();
     // The caller's edges, newest first: one of this part to the same position is this edge;
     // one of an earlier part usually names the same callee, whose location is then known
@@ -728,13 +723,8 @@ class Reader {
     const uint32_t to_context = context(cur_.ob, fn, file, home);
     const Key128 to_key = location_key(to_context, jump_target_);
     jump_ = JumpTarget{};
-    if (counts_) {
-      count_position(last_position_context_, last_position_);
-      count_position(to_context, jump_target_);
-      if (position_jumps_.insert(position_pair(to_context, jump_target_,
-                                               part_index() << 1 | uint32_t(jump_conditional_))))
-        ++counts_->jumps;
-    }
+    if (counts_)
+      count_pair(true, to_context, jump_target_, part_index() << 1 | uint32_t(jump_conditional_));
     // As for calls (add_call): the jumps from the same position, newest first.
     auto& jumps = profile_.call_graph.jumps;
     if (from >= newest_jump_.size()) newest_jump_.resize(size_t(from) * 2 + 1, kNoEdge);
@@ -784,130 +774,148 @@ class Reader {
 
   // --- Positions -> model ---
 
-  // By function with counts_: the positions of each context, 16 bytes each. valgrind
-  // lists a function's positions mostly in ascending order (1% go back), so they are kept
-  // in an array sorted as they come: a new position past the last is appended, sequential
-  // memory where a hash table missed the cache on every new position (45% of the read);
-  // one that comes out of order is looked up there, and kept in a small hash table if new.
-  // Call and jump lines are few: their (source, target, part) go in a set.
-  static constexpr uint32_t kUsedPosition = 1u << 31;
-  struct PositionSlot {
-    uint64_t addr = 0;
-    uint32_t line = 0;
-    uint32_t state = 0;  // 0: empty; else kUsedPosition | (1 + the last part with self cost)
-    bool before(uint64_t a, uint32_t l) const { return addr < a || (addr == a && line < l); }
-    bool at(uint64_t a, uint32_t l) const { return addr == a && line == l; }
-  };
-  struct PositionSet {
-    std::vector<PositionSlot> ascending;
-    std::vector<PositionSlot> others;  // open addressing, at most 3/4 full
-    uint32_t others_size = 0;
-  };
-  // A call or jump between two positions, in a part (jumps: part << 1 | conditional).
-  struct PositionPair {
-    uint32_t from_context = 0, to_context = 0;
-    uint32_t from_line = 0, to_line = 0;
-    uint64_t from_addr = 0, to_addr = 0;
-    uint32_t part = 0;
-    uint32_t used = 0;
-    bool same(const PositionPair& o) const {
-      return from_context == o.from_context && to_context == o.to_context &&
-             from_line == o.from_line && to_line == o.to_line && from_addr == o.from_addr &&
-             to_addr == o.to_addr && part == o.part;
-    }
-  };
-  // The distinct pairs: open addressing, at most half full.
-  class PositionPairs {
+  // By function with counts_: what the full read would make, counted without a location
+  // each. Per context (so that the tables of the function being read stay in cache, where
+  // one table for all missed on every line: 45% of the full read), the distinct positions
+  // and the distinct calls and jumps from them. valgrind lists a function's positions
+  // mostly in ascending order (99% of them in a clang -cc1 profile): those are appended to
+  // an array, sequential memory and no hash; the rest, and calls and jumps, go in an
+  // OrderedSet: in the order first seen, with a hash index. Both have a cursor at the last
+  // one found: valgrind lists a function's lines in the same order in every part, so a line
+  // is most often the one after it, checked first.
+  template <typename T>
+  class OrderedSet {
    public:
-    bool insert(PositionPair k) {
-      if ((size_ + 1) * 2 > slots_.size()) grow();
-      k.used = 1;
-      const size_t mask = slots_.size() - 1;
-      for (size_t i = hash(k) & mask;; i = (i + 1) & mask) {
-        if (!slots_[i].used) {
-          slots_[i] = k;
-          ++size_;
-          return true;
+    // The element equal to `key`, added if new (`added`); the reference holds until the
+    // next call.
+    T& find_or_add(const T& key, bool& added) {
+      added = false;
+      if (T* near = find_near(key)) return *near;
+      if ((items_.size() + 1) * 2 > index_.size()) grow();
+      const size_t mask = index_.size() - 1;
+      for (size_t i = key.hash() & mask;; i = (i + 1) & mask) {
+        const uint32_t k = index_[i];
+        if (k == 0) {
+          index_[i] = static_cast<uint32_t>(items_.size() + 1);
+          items_.push_back(key);
+          added = true;
+          return at(items_.size() - 1);
         }
-        if (slots_[i].same(k)) return false;
+        if (items_[k - 1].same(key)) return at(k - 1);
       }
     }
 
+    // The element at or after the cursor if it is `key`, else null.
+    T* find_near(const T& key) {
+      for (size_t i = cursor_; i < items_.size() && i <= size_t(cursor_) + 1; ++i)
+        if (items_[i].same(key)) return &at(i);
+      return nullptr;
+    }
+
    private:
-    static uint64_t hash(const PositionPair& k) {
-      uint64_t h = core::mix64(uint64_t(k.from_context) << 32 | k.to_context);
-      h = core::mix64(h ^ (uint64_t(k.from_line) << 32 | k.to_line));
-      h = core::mix64(h ^ k.from_addr);
-      return core::mix64(h ^ k.to_addr ^ (uint64_t(k.part) << 40));
+    T& at(size_t i) {
+      cursor_ = static_cast<uint32_t>(i);
+      return items_[i];
     }
     void grow() {
-      std::vector<PositionPair> old(slots_.empty() ? 1024 : slots_.size() * 2);
-      old.swap(slots_);
-      size_ = 0;
-      for (const PositionPair& k : old)
-        if (k.used) insert(k);
+      std::vector<uint32_t> index(index_.empty() ? 8 : index_.size() * 2, 0);
+      const size_t mask = index.size() - 1;
+      for (size_t k = 0; k < items_.size(); ++k) {
+        size_t i = items_[k].hash() & mask;
+        while (index[i] != 0) i = (i + 1) & mask;
+        index[i] = static_cast<uint32_t>(k + 1);
+      }
+      index_.swap(index);
     }
-    std::vector<PositionPair> slots_;
-    size_t size_ = 0;
+    std::vector<T> items_;
+    std::vector<uint32_t> index_;  // open addressing, at most half full: 1 + item index
+    uint32_t cursor_ = 0;
   };
 
-  // From the last cost line's position to `to` of `to_context`.
-  PositionPair position_pair(uint32_t to_context, const Position& to, uint32_t part) const {
-    PositionPair k;
-    k.from_context = last_position_context_;
-    k.to_context = to_context;
+  struct CountedPosition {
+    uint64_t addr = 0;
+    uint32_t line = 0;
+    uint32_t self_part = 0;  // 1 + the last part with self cost
+    bool same(const CountedPosition& o) const { return addr == o.addr && line == o.line; }
+    uint64_t hash() const { return core::mix64(addr * 0x9e3779b97f4a7c15ULL ^ line); }
+    bool before(const CountedPosition& o) const {
+      return addr < o.addr || (addr == o.addr && line < o.line);
+    }
+  };
+  // A call or jump from a position of the context to another position, in a part (jumps:
+  // part << 1 | conditional).
+  struct CountedPair {
+    uint32_t from_line = 0, to_line = 0;
+    uint64_t from_addr = 0, to_addr = 0;
+    uint32_t to_context = 0, part = 0;
+    bool same(const CountedPair& o) const {
+      return from_addr == o.from_addr && to_addr == o.to_addr && from_line == o.from_line &&
+             to_line == o.to_line && to_context == o.to_context && part == o.part;
+    }
+    uint64_t hash() const {
+      uint64_t h = core::mix64(from_addr ^ (uint64_t(from_line) << 40));
+      h = core::mix64(h ^ to_addr ^ (uint64_t(to_line) << 32));
+      return core::mix64(h ^ (uint64_t(to_context) << 32 | part));
+    }
+  };
+  struct ContextCounts {
+    std::vector<CountedPosition> ascending;
+    uint32_t cursor = 0;  // in ascending: the last one found
+    OrderedSet<CountedPosition> others;
+    OrderedSet<CountedPair> calls, jumps;
+  };
+  std::vector<ContextCounts> context_counts_;  // by context
+
+  ContextCounts& counts_of(uint32_t context) {
+    if (context >= context_counts_.size()) context_counts_.resize(size_t(context) + 1);
+    return context_counts_[context];
+  }
+
+  // Position `pos` of `context`, counted when first seen; the reference holds until the
+  // next call.
+  CountedPosition& count_position(uint32_t context, const Position& pos) {
+    const CountedPosition key{pos.addr, static_cast<uint32_t>(pos.line), 0};
+    ContextCounts& c = counts_of(context);
+    auto& ascending = c.ascending;
+    if (ascending.empty() || ascending.back().before(key)) {
+      ++counts_->locations;
+      c.cursor = static_cast<uint32_t>(ascending.size());
+      return ascending.emplace_back(key);
+    }
+    for (size_t i = c.cursor; i < ascending.size() && i <= size_t(c.cursor) + 1; ++i)
+      if (ascending[i].same(key)) {
+        c.cursor = static_cast<uint32_t>(i);
+        return ascending[i];
+      }
+    if (CountedPosition* near = c.others.find_near(key)) return *near;
+    const auto it = std::lower_bound(
+        ascending.begin(), ascending.end(), key,
+        [](const CountedPosition& a, const CountedPosition& b) { return a.before(b); });
+    if (it != ascending.end() && it->same(key)) {
+      c.cursor = static_cast<uint32_t>(it - ascending.begin());
+      return *it;
+    }
+    bool added = false;
+    CountedPosition& p = c.others.find_or_add(key, added);
+    if (added) ++counts_->locations;
+    return p;
+  }
+
+  // A call (jumps: a jump) from the last cost line's position to `to` of `to_context`.
+  void count_pair(bool jump, uint32_t to_context, const Position& to, uint32_t part) {
+    count_position(last_position_context_, last_position_);
+    count_position(to_context, to);
+    CountedPair k;
     k.from_line = static_cast<uint32_t>(last_position_.line);
     k.to_line = static_cast<uint32_t>(to.line);
     k.from_addr = last_position_.addr;
     k.to_addr = to.addr;
+    k.to_context = to_context;
     k.part = part;
-    return k;
-  }
-
-  // Position `pos` of `context` (counts_), counted when first seen. The reference holds
-  // until the next call.
-  PositionSlot& count_position(uint32_t context, const Position& pos) {
-    if (context >= position_sets_.size()) position_sets_.resize(size_t(context) + 1);
-    PositionSet& set = position_sets_[context];
-    const uint32_t line = static_cast<uint32_t>(pos.line);
-    auto& ascending = set.ascending;
-    if (ascending.empty() || ascending.back().before(pos.addr, line)) {
-      ++counts_->locations;
-      return ascending.emplace_back(PositionSlot{pos.addr, line, kUsedPosition});
-    }
-    if (ascending.back().at(pos.addr, line)) return ascending.back();
-    const auto it = std::lower_bound(
-        ascending.begin(), ascending.end(), pos,
-        [&](const PositionSlot& s, const Position& p) { return s.before(p.addr, line); });
-    if (it != ascending.end() && it->at(pos.addr, line)) return *it;
-    if ((set.others_size + 1) * 4 > set.others.size() * 3) grow(set);
-    const size_t mask = set.others.size() - 1;
-    for (size_t i = position_hash(pos.addr, line) & mask;; i = (i + 1) & mask) {
-      PositionSlot& s = set.others[i];
-      if (s.state == 0) {
-        s = {pos.addr, line, kUsedPosition};
-        ++set.others_size;
-        ++counts_->locations;
-        return s;
-      }
-      if (s.at(pos.addr, line)) return s;
-    }
-  }
-
-  static uint64_t position_hash(uint64_t addr, uint32_t line) {
-    return core::mix64(addr * 0x9e3779b97f4a7c15ULL ^ line);
-  }
-
-  static void grow(PositionSet& set) {
-    std::vector<PositionSlot> old(set.others.empty() ? 8 : set.others.size() * 2);
-    old.swap(set.others);
-    const size_t mask = set.others.size() - 1;
-    for (const PositionSlot& s : old) {
-      if (s.state == 0) continue;
-      size_t i = position_hash(s.addr, s.line) & mask;
-      while (set.others[i].state != 0) i = (i + 1) & mask;
-      set.others[i] = s;
-    }
+    ContextCounts& c = counts_of(last_position_context_);
+    bool added = false;
+    (jump ? c.jumps : c.calls).find_or_add(k, added);
+    if (added) ++(jump ? counts_->jumps : counts_->calls);
   }
 
   uint32_t current_context() {
@@ -1193,10 +1201,8 @@ class Reader {
   const bool by_function_;  // core::PositionDetail::functions: one location per context
   core::PositionCounts* counts_;  // by function: count what the full read would make
 
-  std::vector<PositionSet> position_sets_;  // by context
-  uint32_t last_position_context_ = 0;       // of the last cost line
+  uint32_t last_position_context_ = 0;  // of the last cost line
   Position last_position_;
-  PositionPairs position_edges_, position_jumps_;
 
   // Events: measured ones in first-seen order across parts, then event: definitions.
   std::vector<std::string> event_names_;
