@@ -160,13 +160,33 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   core::Diagnostics diagnostics;
   auto profile = callgrind::read_profile(bytes, "fuzz", diagnostics);
+  // The read by function (reports by function, cat --summary) fails as the full read
+  // does, and counts what the full read made.
+  core::Diagnostics by_function_diagnostics;
+  core::PositionCounts counts;
+  auto by_function = callgrind::read_profile(bytes, "fuzz", by_function_diagnostics, nullptr,
+                                             nullptr, core::PositionDetail::functions, &counts);
+  FUZZ_CHECK(by_function.has_value() == profile.has_value(),
+             "the read by function fails where the full read fails");
   if (!profile) {
     FUZZ_CHECK(profile.error().message.starts_with("fuzz: line "), "errors name the line");
+    FUZZ_CHECK(by_function.error().message == profile.error().message,
+               "the read by function fails with the full read's error");
     return 0;
   }
   const core::Profile& p = *profile;
   check_model(p);
+  check_model(*by_function);
+  FUZZ_CHECK(counts.counted && counts.locations == p.locations.size() &&
+                 counts.samples == p.sample_count() && counts.calls == p.call_graph.calls.size() &&
+                 counts.jumps == p.call_graph.jumps.size(),
+             "the read by function counts the full read's locations, samples, calls and jumps");
+  FUZZ_CHECK(by_function->locations.size() <= p.locations.size(),
+             "the read by function makes no more locations than the full read");
   const bool exact = sums_are_exact(p);
+  if (exact)  // saturated sums depend on the order of addition
+    for (size_t k = 0; k < p.sample_types.size(); ++k)
+      FUZZ_CHECK(by_function->total(k) == p.total(k), "the read by function keeps every total");
   const bool plain_text = std::none_of(data, data + size, [](uint8_t c) {
     return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f;
   });

@@ -77,7 +77,8 @@ core::Expected<core::Profile> read_report_input(const ReportInput& input,
   // for it in the binaries where symbolization will find them.
   const gperf::BinaryInspector binaries = gperf::binary_inspector(input.symbolize.binary_paths);
   auto profile =
-      formats::read_profile(std::move(*in), diagnostics, nullptr, /*canonical=*/false, &binaries);
+      formats::read_profile(std::move(*in), diagnostics, nullptr, /*canonical=*/false, &binaries,
+                            input.positions);
   if (!profile) return profile;
   if (auto st = symbolize_report_profile(*profile, input.symbolize, diagnostics); !st)
     return st.error();

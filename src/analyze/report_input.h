@@ -10,6 +10,7 @@
 
 #include "core/diagnostics.h"
 #include "core/error.h"
+#include "core/position_detail.h"
 #include "core/profile.h"
 #include "store/query.h"
 
@@ -29,6 +30,9 @@ struct ReportInput {
   std::string file;   // the profile file, any format; "-" standard input. Unused with db.
   store::Selection db;  // db.db not empty: read this database selection instead of `file`
   ReportSymbolize symbolize;
+  // functions: the report shows nothing finer than functions and files (no lines, no
+  // addresses), so a reader may keep one location per function (core/position_detail.h).
+  core::PositionDetail positions = core::PositionDetail::full;
 };
 
 // Reads the profile `input` names, not canonicalized (reports aggregate anyway), and

@@ -87,10 +87,14 @@ int run_cat(const CatOptions& opt) {
     // A gperftools profile's signal frame is judged with the binaries at hand, as the
     // reports judge it (found at their recorded paths and in $PPROF_BINARY_PATH).
     const gperf::BinaryInspector binaries = gperf::binary_inspector();
-    auto profile = formats::read_profile(std::move(*in), diagnostics, &format, true, &binaries);
+    // The summary counts positions but lists none: a callgrind file is read by function,
+    // its positions counted without a location each (most of the time and memory).
+    core::PositionCounts positions;
+    auto profile = formats::read_profile(std::move(*in), diagnostics, &format, true, &binaries,
+                                         core::PositionDetail::functions, &positions);
     print_warnings(diagnostics);
     if (!profile) return report(profile.error());
-    print_summary(*profile, name, format, gzipped);
+    print_summary(*profile, name, format, gzipped, positions);
     return kOk;
   }
   switch (formats::detect(in->bytes())) {

@@ -46,6 +46,7 @@ void add_disasm_command(CLI::App& app, Runner& run) {
                 "pprof -disasm prints them. Binaries are found like symbolization finds them "
                 "(--binary-path, $PPROF_BINARY_PATH, the recorded path).");
   add_report_flags(cmd, opt->report, /*with_granularity=*/false);
+  opt->report.shows_positions = true;  // a line or an instruction per row
   cmd->add_flag("--intel", opt->intel, "Intel syntax instead of AT&T (x86)");
   cmd->add_option("REGEX", opt->regex,
                   "functions to disassemble (searched in the symbol names, mangled or not; a "

@@ -45,6 +45,7 @@ void add_list_command(CLI::App& app, Runner& run) {
               "pprof -list prints it. On callgrind files: self cost per line, and the "
               "inclusive cost of the calls made on a line in its cum.");
   add_report_flags(cmd, opt->report, /*with_granularity=*/false);
+  opt->report.shows_positions = true;  // a line or an instruction per row
   cmd->add_option("--source-path", opt->source_path,
                   "':'-separated directories to look for source files in (each and its "
                   "parents); default: the current directory");

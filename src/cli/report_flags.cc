@@ -48,8 +48,17 @@ core::Expected<core::Profile> read_report_profile(const std::string& file, const
   // (1M-sample clang profile: `tally top` peak RSS 53 MB -> 50 MB, no slower).
   ::mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   core::Diagnostics diagnostics;
+  analyze::NodeOptions nodes;
+  const bool by_function =
+      !flags.shows_positions && analyze::parse_granularity(flags.granularity, nodes.granularity) &&
+      (nodes.granularity == analyze::Granularity::functions ||
+       nodes.granularity == analyze::Granularity::files);
   auto profile = analyze::read_report_input(
-      {.file = file, .db = flags.db, .symbolize = report_symbolize(flags.symbolize)}, diagnostics);
+      {.file = file,
+       .db = flags.db,
+       .symbolize = report_symbolize(flags.symbolize),
+       .positions = by_function ? core::PositionDetail::functions : core::PositionDetail::full},
+      diagnostics);
   print_warnings(diagnostics);
   return profile;
 }

@@ -24,6 +24,10 @@ struct ReportFlags {
   std::string sample_index;
   SymbolizeFlags symbolize;
   store::Selection db;  // --db DIR and its selection: read the profile database instead of FILE
+  // The report shows source lines or instructions whatever --granularity says (list,
+  // disasm): the profile is read with every position. Otherwise a report by functions or
+  // files reads one location per function where the format allows (callgrind).
+  bool shows_positions = false;
 };
 
 // Adds the flags to `cmd`; --granularity only when the report has it.

@@ -9,7 +9,7 @@
 namespace tally::cli {
 
 void print_summary(const core::Profile& p, const std::string& name, formats::Format format,
-                   bool gzipped) {
+                   bool gzipped, const core::PositionCounts& positions) {
   struct Row {
     std::string key, value;
   };
@@ -26,9 +26,11 @@ void print_summary(const core::Profile& p, const std::string& name, formats::For
                                           p.str(p.period_type.unit))});
   size_t max_depth = 0;
   for (size_t s = 0; s < p.sample_count(); ++s) max_depth = std::max(max_depth, p.stack(s).size());
-  rows.push_back({"distinct stacks", std::to_string(p.sample_count())});
+  rows.push_back({"distinct stacks",
+                  std::to_string(positions.counted ? positions.samples : p.sample_count())});
   rows.push_back({"max depth", std::to_string(max_depth)});
-  rows.push_back({"locations", std::to_string(p.locations.size())});
+  rows.push_back({"locations",
+                  std::to_string(positions.counted ? positions.locations : p.locations.size())});
   rows.push_back({"functions", std::to_string(p.functions.size())});
   std::vector<bool> used(p.mappings.size() + 1, false);
   for (const auto& l : p.locations) used[l.mapping] = true;
@@ -36,8 +38,10 @@ void print_summary(const core::Profile& p, const std::string& name, formats::For
   for (size_t m = 1; m < used.size(); ++m) used_count += used[m];
   rows.push_back({"mappings", fmt::format("{} ({} with samples)", p.mappings.size(), used_count)});
   if (p.call_graph.present) {
-    rows.push_back({"call edges", std::to_string(p.call_graph.calls.size())});
-    rows.push_back({"jumps", std::to_string(p.call_graph.jumps.size())});
+    rows.push_back({"call edges", std::to_string(positions.counted ? positions.calls
+                                                                    : p.call_graph.calls.size())});
+    rows.push_back({"jumps", std::to_string(positions.counted ? positions.jumps
+                                                              : p.call_graph.jumps.size())});
     rows.push_back({"parts", std::to_string(p.call_graph.parts.size())});
   }
   if (p.time_nanos != 0) rows.push_back({"time (ns)", std::to_string(p.time_nanos)});

@@ -9,8 +9,10 @@
 
 namespace tally::cli {
 
+// `positions`, when counted, gives the locations, distinct stacks, call edges and jumps of
+// a profile read by function (what the full read would have made).
 void print_summary(const core::Profile& profile, const std::string& name, formats::Format format,
-                   bool gzipped);
+                   bool gzipped, const core::PositionCounts& positions = {});
 
 void print_profile(const core::Profile& profile, const std::string& name, formats::Format format);
 

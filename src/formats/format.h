@@ -10,6 +10,7 @@
 
 #include "core/diagnostics.h"
 #include "core/error.h"
+#include "core/position_detail.h"
 #include "core/profile.h"
 #include "formats/gperf/signal_frames.h"
 #include "io/input.h"
@@ -30,16 +31,24 @@ Format detect(std::span<const uint8_t> bytes);
 // Reads any supported format into the model; `detected` receives the format found.
 // `binaries`, when given, looks at the binaries the profile names: the gperftools reader
 // asks it whether a frame every stack shares is the signal trampoline (gperf/signal_frames.h).
+// `detail` functions lets a reader keep one location per function (callgrind; the other
+// formats read every position anyway): for reports by function only. `counts` then
+// receives what the full read would have made (core/position_detail.h), when the reader
+// kept one location per function; it is left alone otherwise.
 core::Expected<core::Profile> read_profile(const io::Input& input, core::Diagnostics& diagnostics,
                                            Format* detected = nullptr,
-                                           const gperf::BinaryInspector* binaries = nullptr);
+                                           const gperf::BinaryInspector* binaries = nullptr,
+                                           core::PositionDetail detail = core::PositionDetail::full,
+                                           core::PositionCounts* counts = nullptr);
 // The same, freeing the input's bytes as soon as they are no longer needed: what the
 // command line uses, so that a big input and the model it becomes are not both resident.
 // `canonical` false skips putting a pprof profile in canonical order (merging equal
 // samples: a third of the read time of a big profile), for reports, which aggregate anyway.
 core::Expected<core::Profile> read_profile(io::Input&& input, core::Diagnostics& diagnostics,
                                            Format* detected = nullptr, bool canonical = true,
-                                           const gperf::BinaryInspector* binaries = nullptr);
+                                           const gperf::BinaryInspector* binaries = nullptr,
+                                           core::PositionDetail detail = core::PositionDetail::full,
+                                           core::PositionCounts* counts = nullptr);
 
 struct WriteOptions {
   // The sample type a one-value format writes (folded): a type name or an index;

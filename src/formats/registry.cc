@@ -60,10 +60,12 @@ core::Expected<core::Profile> read_gperf(const io::Input& input, core::Diagnosti
                               .progress_context = &progress});
 }
 
-core::Expected<core::Profile> read_callgrind(const io::Input& input, core::Diagnostics& diagnostics) {
+core::Expected<core::Profile> read_callgrind(const io::Input& input, core::Diagnostics& diagnostics,
+                                             core::PositionDetail detail,
+                                             core::PositionCounts* counts) {
   ReadProgress progress(input);
   return callgrind::read_profile(input.bytes(), input.name(), diagnostics, ReadProgress::update,
-                                 &progress);
+                                 &progress, detail, counts);
 }
 
 }  // namespace
@@ -99,10 +101,12 @@ std::string writable_format_names() {
 
 core::Expected<core::Profile> read_profile(io::Input&& input, core::Diagnostics& diagnostics,
                                            Format* detected, bool canonical,
-                                           const gperf::BinaryInspector* binaries) {
+                                           const gperf::BinaryInspector* binaries,
+                                           core::PositionDetail detail,
+                                           core::PositionCounts* counts) {
   io::Input owned = std::move(input);
   Format f = detect(owned.bytes());
-  if (f != Format::pprof) return read_profile(owned, diagnostics, detected, binaries);
+  if (f != Format::pprof) return read_profile(owned, diagnostics, detected, binaries, detail, counts);
   if (detected) *detected = f;
   auto p = pprof::decode_profile(owned.bytes(), owned.name(), diagnostics);
   owned = io::Input::from_bytes(owned.name(), {});  // the bytes are decoded: free them
@@ -112,7 +116,9 @@ core::Expected<core::Profile> read_profile(io::Input&& input, core::Diagnostics&
 
 core::Expected<core::Profile> read_profile(const io::Input& input, core::Diagnostics& diagnostics,
                                            Format* detected,
-                                           const gperf::BinaryInspector* binaries) {
+                                           const gperf::BinaryInspector* binaries,
+                                           core::PositionDetail detail,
+                                           core::PositionCounts* counts) {
   Format f = detect(input.bytes());
   if (detected) *detected = f;
   switch (f) {
@@ -130,7 +136,7 @@ core::Expected<core::Profile> read_profile(const io::Input& input, core::Diagnos
     case Format::folded:
       return folded::read_profile(input.bytes(), input.name(), diagnostics);
     case Format::callgrind:
-      return read_callgrind(input, diagnostics);
+      return read_callgrind(input, diagnostics, detail, counts);
     case Format::unknown:
       break;
   }

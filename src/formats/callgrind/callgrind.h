@@ -20,6 +20,7 @@
 
 #include "core/diagnostics.h"
 #include "core/error.h"
+#include "core/position_detail.h"
 #include "core/profile.h"
 
 namespace tally::callgrind {
@@ -32,12 +33,19 @@ bool looks_like_callgrind(std::span<const uint8_t> bytes);
 // The whole grammar and the real-world dialect (see callgrind_reader.cc). Errors read
 // "SOURCE: line N: ..."; what is skipped (rec=, bb=, ...) or inconsistent (a totals: line
 // that is not the sum of the costs) is reported in `diagnostics`.
-// `on_progress(bytes_done, context)`, if given, is called every few MB.
+// `on_progress(bytes_done, context)`, if given, is called every few MB. With `detail`
+// functions, every (object, function, file) is one location at address 0, line 0: self
+// costs, call edges (per caller and callee function) and jumps are summed per function;
+// what a report by function shows is the same as after a full read. `counts`, with
+// functions, receives what the full read would have made (distinct positions kept
+// compactly, about 20 bytes each, instead of a location each).
 core::Expected<core::Profile> read_profile(std::span<const uint8_t> bytes,
                                            const std::string& source,
                                            core::Diagnostics& diagnostics,
                                            void (*on_progress)(uint64_t, void*) = nullptr,
-                                           void* progress_context = nullptr);
+                                           void* progress_context = nullptr,
+                                           core::PositionDetail detail = core::PositionDetail::full,
+                                           core::PositionCounts* counts = nullptr);
 
 struct WriteOptions {
   bool compress_names = true;      // "fn=(12) name" once, then "fn=(12)"
