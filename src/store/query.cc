@@ -29,6 +29,8 @@ core::Expected<std::vector<std::string>> select_epochs(const std::vector<std::st
                                                        const Selection& selection, int64_t now) {
   if (!selection.epoch.empty() && !selection.since.empty())
     return core::Error{"give --epoch or --since, not both"};
+  if (!selection.epoch_to.empty() && !selection.since.empty())
+    return core::Error{"give --epoch-to or --since, not both"};
   if (epochs.empty())
     return core::Error{selection.db + ": the database holds no epochs yet (has the daemon "
                                       "flushed?)", core::ErrorKind::io};
