@@ -12,6 +12,9 @@ void add_db_flags(CLI::App* cmd, store::Selection& selection) {
   cmd->add_option("--epoch", selection.epoch,
                   "with --db: the epoch (default: the latest), 'all', or a prefix naming several "
                   "(e.g. 20250102 for that day's)");
+  cmd->add_option("--epoch-to", selection.epoch_to,
+                  "with --db and --epoch FROM: the epochs from FROM through this one (a name or "
+                  "prefix: its last epoch)");
   cmd->add_option("--since", selection.since,
                   "with --db: the epochs since TIME: YYYYMMDD[HH[MM[SS]]] or "
                   "YYYY-MM-DD[THH:MM:SS] (UTC), or a duration ago (30m, 2h, 7d)");
@@ -31,9 +34,10 @@ bool check_profile_source(const std::string& file, const store::Selection& selec
       std::fprintf(stderr, "tally: error: a profile FILE (or --db DIR) is required\n");
       return false;
     }
-    if (!selection.epoch.empty() || !selection.since.empty() || !selection.image.empty() ||
+    if (!selection.epoch.empty() || !selection.since.empty() || !selection.epoch_to.empty() ||
+        !selection.image.empty() ||
         !selection.event.empty()) {
-      std::fprintf(stderr, "tally: error: --epoch, --since, --image and --event select from a "
+      std::fprintf(stderr, "tally: error: --epoch, --epoch-to, --since, --image and --event select from a "
                            "database: they need --db DIR\n");
       return false;
     }

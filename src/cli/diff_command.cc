@@ -32,9 +32,9 @@ int run_diff(const DiffCommandOptions& opt) {
 
   const store::Selection& db = opt.report.db;
   if (!using_db(db) && !check_profile_source(opt.base_file, db)) return kUsage;
-  if (using_db(db) && (!db.epoch.empty() || !db.since.empty())) {
+  if (using_db(db) && (!db.epoch.empty() || !db.since.empty() || !db.epoch_to.empty())) {
     std::fprintf(stderr, "tally: error: with --db, BASE and NEW are the epochs to compare; "
-                         "--epoch and --since do not apply\n");
+                         "--epoch, --epoch-to and --since do not apply\n");
     return kUsage;
   }
   // With --db, each side is an epoch (or a prefix naming several, or "all").

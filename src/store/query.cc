@@ -29,6 +29,8 @@ core::Expected<std::vector<std::string>> select_epochs(const std::vector<std::st
                                                        const Selection& selection, int64_t now) {
   if (!selection.epoch.empty() && !selection.since.empty())
     return core::Error{"give --epoch or --since, not both"};
+  if (!selection.epoch_to.empty() && !selection.since.empty())
+    return core::Error{"give --epoch-to or --since, not both"};
   if (epochs.empty())
     return core::Error{selection.db + ": the database holds no epochs yet (has the daemon "
                                       "flushed?)", core::ErrorKind::io};
@@ -41,6 +43,21 @@ core::Expected<std::vector<std::string>> select_epochs(const std::vector<std::st
       const int64_t end = i + 1 < epochs.size() ? epoch_seconds(epochs[i + 1]).value_or(0) : INT64_MAX;
       if (end > *since) chosen.push_back(epochs[i]);
     }
+  } else if (!selection.epoch_to.empty()) {
+    if (selection.epoch.empty()) return core::Error{"an epoch range needs its first epoch too"};
+    size_t from = epochs.size(), to = epochs.size();
+    for (size_t i = 0; i < epochs.size(); ++i) {
+      if (from == epochs.size() && epochs[i].starts_with(selection.epoch)) from = i;
+      if (epochs[i].starts_with(selection.epoch_to)) to = i;
+    }
+    if (from == epochs.size() || to == epochs.size())
+      return core::Error{fmt::format("{}: no epoch matches '{}'", selection.db,
+                                     from == epochs.size() ? selection.epoch : selection.epoch_to)};
+    if (from > to)
+      return core::Error{fmt::format("{}: the epoch range is reversed: '{}' starts after '{}' ends",
+                                     selection.db, selection.epoch, selection.epoch_to)};
+    chosen.assign(epochs.begin() + static_cast<std::ptrdiff_t>(from),
+                  epochs.begin() + static_cast<std::ptrdiff_t>(to) + 1);
   } else if (selection.epoch.empty() || selection.epoch == "latest") {
     chosen.push_back(epochs.back());
   } else if (selection.epoch == "all") {

@@ -18,6 +18,9 @@ struct Selection {
   std::string db{};     // the database directory
   std::string epoch{};  // "" the latest; "all"; an epoch name or a prefix of names ("20250102")
   std::string since{};  // instead of epoch: the epochs overlapping [TIME, now] (epoch.h parse_time)
+  // With epoch: a range, from the first epoch `epoch` names (a name or prefix) through the
+  // last one `epoch_to` names, oldest first.
+  std::string epoch_to{};
   std::string image{};  // a regex searched in each image's path and id; "" every image
   std::string event{};  // "" the only event, else cpu-clock, else the first by name
 };

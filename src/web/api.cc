@@ -91,15 +91,24 @@ core::Expected<const core::Profile*> Api::profile_for(const ViewQuery& query) {
   if (data_.mode == ServeMode::single || (query.epoch.empty() && query.image.empty() &&
                                           query.event.empty()))
     return &data_.profiles[0];
-  const std::string key = query.epoch + '\n' + query.image + '\n' + query.event;
+  return selection_profile(query.epoch, query.epoch_to, query);
+}
+
+// The database read with `epoch` (through `epoch_to` when given) and the query's image and
+// event in place of the command line's; the last few kept read.
+core::Expected<const core::Profile*> Api::selection_profile(const std::string& epoch,
+                                                            const std::string& epoch_to,
+                                                            const ViewQuery& query) {
+  const std::string key = epoch + '\n' + epoch_to + '\n' + query.image + '\n' + query.event;
   for (auto it = selections_.begin(); it != selections_.end(); ++it) {
     if (it->first != key) continue;
     selections_.splice(selections_.begin(), selections_, it);
     return &selections_.front().second;
   }
   store::Selection selection = data_.selection;
-  if (!query.epoch.empty()) {
-    selection.epoch = query.epoch;
+  if (!epoch.empty()) {
+    selection.epoch = epoch;
+    selection.epoch_to = epoch_to;
     selection.since.clear();
   }
   if (!query.image.empty()) selection.image = query.image;
@@ -118,12 +127,23 @@ core::Expected<nlohmann::json> Api::compute(Endpoint endpoint, const ViewQuery& 
     return db_overview();
   }
   if (endpoint == Endpoint::diff) {
-    if (data_.mode != ServeMode::compare)
-      return core::Error{"/api/diff needs two profiles (tally serve BASE NEW)",
+    if (data_.mode == ServeMode::single)
+      return core::Error{"/api/diff needs two profiles (tally serve BASE NEW) or --db DIR",
                          core::ErrorKind::invalid_input};
     analyze::DiffOptions diff;
     diff.top = top_options(query, data_.inlines);
-    auto report = analyze::compute_diff(data_.profiles[0], data_.profiles[1], diff);
+    if (data_.mode == ServeMode::compare) {
+      auto report = analyze::compute_diff(data_.profiles[0], data_.profiles[1], diff);
+      if (!report) return report.error();
+      return diff_json(*report);
+    }
+    // Two epochs, as `tally diff --db DIR BASE NEW` reads them. The base is read first:
+    // with two selections cached, reading the new side keeps it.
+    auto base = selection_profile(query.base_epoch, "", query);
+    if (!base) return base.error();
+    auto changed = profile_for(query);
+    if (!changed) return changed.error();
+    auto report = analyze::compute_diff(**base, **changed, diff);
     if (!report) return report.error();
     return diff_json(*report);
   }

@@ -35,6 +35,9 @@ class Api {
   core::Expected<nlohmann::json> compute(Endpoint endpoint, const ViewQuery& query);
   // The profile a view shows: the new (or base) side, or a database selection.
   core::Expected<const core::Profile*> profile_for(const ViewQuery& query);
+  core::Expected<const core::Profile*> selection_profile(const std::string& epoch,
+                                                         const std::string& epoch_to,
+                                                         const ViewQuery& query);
   nlohmann::json meta(const core::Profile& profile) const;
   core::Expected<nlohmann::json> db_overview();
 

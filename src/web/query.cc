@@ -33,7 +33,9 @@ bool known_param(Endpoint endpoint, ServeMode mode, std::string_view name) {
       name == "ignore" || name == "hide" || name == "show")
     return true;
   if (name == "f") return takes_function(endpoint);
-  if (name == "epoch" || name == "image" || name == "event") return mode == ServeMode::db;
+  if (name == "epoch" || name == "epoch_to" || name == "image" || name == "event")
+    return mode == ServeMode::db;
+  if (name == "base_epoch") return mode == ServeMode::db && endpoint == Endpoint::diff;
   return false;
 }
 
@@ -143,6 +145,8 @@ core::Expected<ViewQuery> parse_view_query(Endpoint endpoint, ServeMode mode,
     else if (name == "show") query.filters.show = value;
     else if (name == "f") query.function = value;
     else if (name == "epoch") query.epoch = value;
+    else if (name == "epoch_to") query.epoch_to = value;
+    else if (name == "base_epoch") query.base_epoch = value;
     else if (name == "image") query.image = value;
     else if (name == "event") query.event = value;
     else if (name == "side") {
@@ -154,6 +158,10 @@ core::Expected<ViewQuery> parse_view_query(Endpoint endpoint, ServeMode mode,
   if (!analyze::parse_granularity(granularity, query.granularity))
     return bad("parameter 'granularity' must be functions, files, lines or addresses, not " +
                quoted(granularity));
+  if (!query.epoch_to.empty() && query.epoch.empty())
+    return bad("parameter 'epoch_to' needs 'epoch', the range's first epoch");
+  if (endpoint == Endpoint::diff && mode == ServeMode::db && query.base_epoch.empty())
+    return bad("parameter 'base_epoch' (the epoch to compare against) is required");
   if (takes_function(endpoint) && query.function.empty())
     return bad("parameter 'f' (a regex of function names) is required");
   return query;

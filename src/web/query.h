@@ -34,7 +34,9 @@ struct ViewQuery {
   std::string function;      // f: peek, source and disasm
   bool base_side = false;    // side=base (comparison mode)
   // --db selection: "" keeps the server's.
-  std::string epoch, image, event;
+  std::string epoch, epoch_to, image, event;
+  // /api/diff with --db: the base side's epoch (a name or prefix); `epoch`/`epoch_to` the new.
+  std::string base_epoch;
 };
 
 // Parameters as the HTTP library decodes them (a multimap keeps repeated ones).

@@ -42,6 +42,29 @@ TEST(SelectEpochs, SinceTakesEveryEpochThatOverlapsTheTimeSince) {
             std::vector<std::string>{"20240103120000"});
 }
 
+TEST(SelectEpochs, ARangeRunsFromTheFirstMatchOfEpochThroughTheLastOfEpochTo) {
+  Selection s{.db = "DB", .epoch = "20240102000000", .epoch_to = "20240103120000"};
+  EXPECT_EQ(*select_epochs(kEpochs, s, 0),
+            (std::vector<std::string>{"20240102000000", "20240103120000"}));
+  s.epoch = "202401";  // prefixes: the first of January through the last of Jan 2
+  s.epoch_to = "20240102";
+  EXPECT_EQ(*select_epochs(kEpochs, s, 0),
+            (std::vector<std::string>{"20240101000000", "20240102000000"}));
+  s.epoch = s.epoch_to = "20240103";
+  EXPECT_EQ(*select_epochs(kEpochs, s, 0), std::vector<std::string>{"20240103120000"});
+  s.epoch = "20240103";  // reversed
+  s.epoch_to = "20240101";
+  auto reversed = select_epochs(kEpochs, s, 0);
+  ASSERT_FALSE(reversed);
+  EXPECT_NE(reversed.error().message.find("reversed"), std::string::npos);
+  s.epoch_to = "2023";
+  auto none = select_epochs(kEpochs, s, 0);
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("no epoch matches '2023'"), std::string::npos);
+  EXPECT_FALSE(select_epochs(kEpochs, Selection{.db = "DB", .epoch_to = "20240103"}, 0));
+  EXPECT_FALSE(select_epochs(kEpochs, Selection{.db = "DB", .since = "1h", .epoch_to = "2024"}, 0));
+}
+
 TEST(SelectEpochs, ExplainsWhatDoesNotMatch) {
   Selection s{.db = "DB", .epoch = "2023"};
   auto none = select_epochs(kEpochs, s, 0);

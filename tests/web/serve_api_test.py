@@ -336,6 +336,72 @@ class Database(unittest.TestCase):
                     "--image", "split") as s:
             self.assertEqual(s.json("/api/top")["total"], 200000000)
 
+    def test_epoch_range_selects_as_tally_top(self):
+        first, second = "20250102030405", "20250102040000"
+        with Served("--http", "127.0.0.1:0", "--db", self.db) as s:
+            for frm, to, total in [(first, second, 225000000), (first, first, 125000000),
+                                   (second, second, 100000000), ("20250102", "20250102", 225000000)]:
+                top = s.json(q("/api/top", epoch=frm, epoch_to=to))
+                self.assertEqual(top["total"], total, (frm, to))
+                self.assertEqual(s.json(q("/api/flame", epoch=frm, epoch_to=to))["total"], total)
+                text = top_text_rows("--db", self.db, "--epoch", frm, "--epoch-to", to)
+                self.assertEqual([t[0] for t in text], [r["name"] for r in top["rows"]])
+                for t, r in zip(text, top["rows"]):
+                    self.assertLessEqual(abs(t[1] - r["flat"]), t[2], t)
+            # The range's sum is the sum of its epochs, each read alone.
+            self.assertEqual(s.json(q("/api/top", epoch=first))["total"] +
+                             s.json(q("/api/top", epoch=second))["total"], 225000000)
+            for params, why in [({"epoch": second, "epoch_to": first}, "reversed"),
+                                ({"epoch": first, "epoch_to": "19990101"}, "no epoch matches"),
+                                ({"epoch": "19990101", "epoch_to": second}, "no epoch matches"),
+                                ({"epoch_to": second}, "needs 'epoch'")]:
+                answer = s.json(q("/api/top", **params), expect=400)
+                self.assertIn(why, answer["error"], params)
+        # The command line refuses a reversed range too.
+        run = subprocess.run([TALLY, "top", "--db", self.db, "--epoch", second, "--epoch-to", first],
+                             capture_output=True, text=True)
+        self.assertNotEqual(run.returncode, 0)
+        self.assertIn("reversed", run.stderr)
+
+    def test_diff_of_two_epochs_equals_tally_diff(self):
+        first, second = "20250102030405", "20250102040000"
+        with Served("--http", "127.0.0.1:0", "--no-debuginfod", "--binary-path", fixture("bin"),
+                    "--db", self.db) as s:
+            diff = s.json(q("/api/diff", base_epoch=first, epoch=second))
+            self.assertEqual((diff["base_total"], diff["new_total"]), (125000000, 100000000))
+            rows = {r["name"]: r for r in diff["rows"]}
+            # func_d went from 10 of 125 samples to 90 of 100; run_rounds (no self samples
+            # on either side) did not change.
+            self.assertEqual(rows["func_d"]["status"], "changed")
+            self.assertTrue(rows["func_d"]["significant"])
+            self.assertAlmostEqual(rows["func_d"]["delta_pp"], 82.0)
+            self.assertEqual(rows["func_b"]["status"], "removed")
+            self.assertEqual(rows["run_rounds"]["status"], "same")
+            self.assertFalse(rows["run_rounds"]["significant"])
+            # The rows, their order and the marked ones as `tally diff --db` prints them.
+            text = subprocess.run([TALLY, "diff", "--no-debuginfod", "--binary-path", fixture("bin"),
+                                   "--db", self.db, first, second],
+                                  check=True, capture_output=True, text=True).stdout
+            lines = text.splitlines()
+            header = next(i for i, l in enumerate(lines) if l.split()[:1] == ["base%"])
+            names = [l.split()[-1] for l in lines[header + 1:] if l.strip()]
+            self.assertEqual(names, [r["name"] for r in diff["rows"]])
+            marked = {l.split()[-1] for l in lines[header + 1:] if " * " in l}
+            self.assertEqual(marked, {n for n, r in rows.items() if r["significant"]})
+            self.assertIn("func_d", marked)
+            # The new side defaults to the latest epoch; it may be a range.
+            self.assertEqual(s.json(q("/api/diff", base_epoch=first)), diff)
+            ranged = s.json(q("/api/diff", base_epoch=first, epoch=first, epoch_to=second))
+            self.assertEqual(ranged["new_total"], 225000000)
+            # Bad values: a clear 400 with a JSON error.
+            for params, why in [({"base_epoch": "19990101"}, "no epoch matches"),
+                                ({"base_epoch": first, "epoch": "19990101"}, "no epoch matches"),
+                                ({}, "base_epoch"),
+                                ({"base_epoch": first, "epoch": second, "epoch_to": first}, "reversed")]:
+                answer = s.json(q("/api/diff", **params), expect=400)
+                self.assertIn(why, answer["error"], params)
+            s.json(q("/api/top", base_epoch=first), expect=400)
+
 
 class Regexes(unittest.TestCase):
     def test_no_exponential_matching(self):

@@ -48,7 +48,7 @@
 
   T.views.flame = async function (root) {
     const q = T.query();
-    const compare = meta.mode === "compare" && q.get("side") !== "base";
+    const compare = (meta.mode === "compare" && q.get("side") !== "base") || (meta.mode === "db" && !!q.get("base_epoch"));
     const requests = [T.cachedApi("flame")];
     if (compare) requests.push(T.cachedApi("diff"));
     const answers = await Promise.all(requests);
@@ -97,7 +97,7 @@
     }
     const db = document.getElementById("db-params");
     db.textContent = "";
-    for (const key of ["epoch", "image", "event"]) {
+    for (const key of T.DB_PARAMS) {
       if (!q.get(key)) continue;
       db.appendChild(el("span", { class: "chip" }, key + " " + q.get(key) + " ",
         el("button", { type: "button", title: "remove", onclick: function () {
@@ -136,7 +136,7 @@
         if (field && field.value) params.set(name, field.value);
       }
       const q = T.query();
-      for (const key of ["epoch", "image", "event"]) if (q.get(key)) params.set(key, q.get(key));
+      for (const key of T.DB_PARAMS) if (q.get(key)) params.set(key, q.get(key));
       let text = params.toString() + ownQuery(false);
       if (text.startsWith("&")) text = text.substring(1);
       T.navigate(location.pathname + (text ? "?" + text : ""));
@@ -147,7 +147,7 @@
       form.requestSubmit();
     });
     for (const node of document.querySelectorAll("[data-mode]")) node.hidden = node.dataset.mode !== meta.mode;
-    document.querySelector('#nav a[data-view="diff"]').hidden = meta.mode !== "compare";
+    document.querySelector('#nav a[data-view="diff"]').hidden = meta.mode === "single";
     document.querySelector('#nav a[data-view="db"]').hidden = meta.mode !== "db";
     const files = document.getElementById("files");
     files.textContent = meta.mode === "compare" ? "base " + meta.files[0] + " → new " + meta.files[1] : (meta.files || []).join(" ");

@@ -11,10 +11,18 @@
   };
 
   T.views.diff = async function (root, meta) {
-    if (meta.mode !== "compare") {
-      root.appendChild(el("p", null, "A comparison needs two profiles: tally serve BASE NEW."));
+    const q = T.query();
+    if (meta.mode === "db" && !q.get("base_epoch")) {
+      root.appendChild(el("p", null, "Choose two epochs to compare on the ", T.link(T.withCommon("/db", {}), "database page"), "."));
       return;
     }
+    if (meta.mode === "single") {
+      root.appendChild(el("p", null, "A comparison needs two profiles (tally serve BASE NEW) or two epochs of a database (--db DIR)."));
+      return;
+    }
+    if (meta.mode === "db")
+      root.appendChild(el("p", { id: "diff-epochs" }, "Base epoch ", el("code", null, q.get("base_epoch")), " → new ",
+        el("code", null, (q.get("epoch") || "latest") + (q.get("epoch_to") ? " … " + q.get("epoch_to") : ""))));
     const data = await T.cachedApi("diff");
     const unit = data.unit;
     const rows = data.rows.map(function (r, i) { return Object.assign({ __order: i }, r); });
@@ -136,14 +144,41 @@
     for (const e of data.epochs) epochSelect.appendChild(el("option", { value: e.name }, e.name + (e.start ? " (" + e.start + ")" : "")));
     epochSelect.value = epoch;
     if (epochSelect.value !== epoch) { epochSelect.appendChild(el("option", { value: epoch }, epoch)); epochSelect.value = epoch; }
-    epochSelect.addEventListener("change", function () { choose({ epoch: epochSelect.value }); });
+    epochSelect.addEventListener("change", function () { choose({ epoch: epochSelect.value, epoch_to: epochSelect.value === "all" ? "" : q.get("epoch_to") }); });
+    // A range: from the chosen epoch through this one (epoch_to, store/query.cc).
+    const epochTo = q.get("epoch_to") || "";
+    const toSelect = el("select", { id: "db-epoch-to" }, el("option", { value: "" }, "(only the epoch)"));
+    for (const e of data.epochs) toSelect.appendChild(el("option", { value: e.name }, e.name));
+    toSelect.value = epochTo;
+    toSelect.addEventListener("change", function () {
+      const from = epoch && epoch !== "all" ? epoch : (data.epochs.length ? data.epochs[0].name : "");
+      choose({ epoch: toSelect.value ? from : epoch, epoch_to: toSelect.value });
+    });
+    // A comparison of two epochs: /diff with base_epoch (the base) and epoch (the new side).
+    const baseSelect = el("select", { id: "db-compare-base" }), newSelect = el("select", { id: "db-compare-new" });
+    data.epochs.forEach(function (e, i) {
+      baseSelect.appendChild(el("option", { value: e.name }, e.name));
+      newSelect.appendChild(el("option", { value: e.name }, e.name));
+      if (i === data.epochs.length - 2) baseSelect.value = e.name;
+    });
+    if (q.get("base_epoch")) baseSelect.value = q.get("base_epoch");
+    if (data.epochs.length) newSelect.value = epoch && epoch !== "all" && !q.get("epoch_to") ? epoch : data.epochs[data.epochs.length - 1].name;
+    const compareButton = el("button", { type: "button", id: "db-compare", onclick: function () {
+      const params = T.commonParams();
+      params.set("base_epoch", baseSelect.value);
+      params.set("epoch", newSelect.value);
+      params.delete("epoch_to");
+      T.navigate("/diff?" + params.toString());
+    } }, "Compare");
+    compareButton.disabled = data.epochs.length < 2;
     const eventSelect = el("select", { id: "db-event" }, el("option", { value: "" }, "default"));
     for (const e of data.events) eventSelect.appendChild(el("option", { value: e }, e));
     eventSelect.value = event;
     eventSelect.addEventListener("change", function () { choose({ event: eventSelect.value }); });
-    root.appendChild(el("div", { class: "controls" }, el("label", null, "epoch ", epochSelect), el("label", null, "event ", eventSelect),
+    root.appendChild(el("div", { class: "controls" }, el("label", null, "epoch ", epochSelect), el("label", null, "through ", toSelect), el("label", null, "event ", eventSelect),
       image ? el("span", null, "image ", el("code", null, image), " ", el("button", { type: "button", id: "db-clear-image", onclick: function () { choose({ image: "" }); } }, "all images")) : null,
       el("span", { class: "muted" }, "The choice applies to every view (flame, top, …).")));
+    root.appendChild(el("div", { class: "controls", id: "db-compare-controls" }, el("label", null, "compare base ", baseSelect), el("label", null, "with new ", newSelect), compareButton));
 
     // The totals are in the event's unit (nanoseconds for cpu-clock), as /api/meta names it.
     const type = (meta.sample_types || []).find(function (t) { return t.type === (event || meta.default_sample_type); });
@@ -152,10 +187,19 @@
     const topImages = data.images.slice(0, 5);
     if (data.epochs.length && topImages.length) root.appendChild(el("section", null, el("h3", null, "Per epoch, top images" + unitText), chart(data, topImages, unit)));
 
+    const inRange = function (name) {
+      if (!epochTo) return name === epoch;
+      const names = data.epochs.map(function (e) { return e.name; });
+      const from = names.findIndex(function (n) { return n.startsWith(epoch); });
+      let to = -1;
+      names.forEach(function (n, i) { if (n.startsWith(epochTo)) to = i; });
+      const i = names.indexOf(name);
+      return from >= 0 && from <= i && i <= to;
+    };
     const epochBody = el("tbody");
     for (const e of data.epochs) {
-      epochBody.appendChild(el("tr", { class: e.name === epoch ? "chosen" : null, "data-epoch": e.name },
-        el("td", null, T.link(T.withCommon("/db", { epoch: e.name }), e.name, { class: "epoch-link" })), el("td", null, e.start || ""),
+      epochBody.appendChild(el("tr", { class: inRange(e.name) ? "chosen" : null, "data-epoch": e.name },
+        el("td", null, T.link(T.withCommon("/db", { epoch: e.name, epoch_to: "" }), e.name, { class: "epoch-link" })), el("td", null, e.start || ""),
         el("td", { class: "num", "data-value": e.total }, T.fmtValue(e.total, unit))));
     }
     const imageBody = el("tbody");

@@ -4,7 +4,10 @@
 window.tally = window.tally || {};
 (function (T) {
   // Parameters every view and API call takes (API.md); the rest of a URL's query is the view's own.
-  T.COMMON_PARAMS = ["si", "focus", "ignore", "hide", "show", "granularity", "side", "epoch", "image", "event"];
+  T.COMMON_PARAMS = ["si", "focus", "ignore", "hide", "show", "granularity", "side", "epoch", "epoch_to", "image", "event", "base_epoch"];
+  // Database parameters (--db): kept by every view; base_epoch (a comparison's base) only
+  // goes to /api/diff, the other views show the new side.
+  T.DB_PARAMS = ["epoch", "epoch_to", "image", "event", "base_epoch"];
 
   T.el = function (tag, attrs) {
     const node = document.createElement(tag);
@@ -100,6 +103,7 @@ window.tally = window.tally || {};
   // {"error": ...} text on a 4xx/5xx so that the page can show it.
   T.api = async function (name, own, withoutCommon) {
     const q = withoutCommon ? new URLSearchParams() : T.commonParams();
+    if (name !== "diff") q.delete("base_epoch");
     for (const key in own || {}) if (own[key] !== null && own[key] !== undefined && own[key] !== "") q.set(key, own[key]);
     const text = q.toString();
     const response = await fetch("/api/" + name + (text ? "?" + text : ""), { headers: { Accept: "application/json" } });

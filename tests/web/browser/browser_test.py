@@ -29,6 +29,7 @@ from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
 from selenium.webdriver.support.ui import WebDriverWait
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -667,6 +668,71 @@ class DatabaseTest(BrowserCase):
         self.open("/top?epoch=" + self.epochs[1])
         names = [r["name"] for r in self.table_rows("top-table")]
         self.assertIn("lib_hot", names)
+
+    def test_two_epochs_compared_and_a_range_chosen_on_the_db_page(self):
+        base, new = self.epochs
+        self.open("/db")
+        Select(self.driver.find_element(By.ID, "db-compare-base")).select_by_value(base)
+        Select(self.driver.find_element(By.ID, "db-compare-new")).select_by_value(new)
+        self.driver.find_element(By.ID, "db-compare").click()
+        self.wait_for(lambda d: "/diff?" in d.current_url, "the comparison page")
+        self.wait_ready()
+        self.screenshot("db-diff")
+        query = urllib.parse.parse_qs(urllib.parse.urlparse(self.driver.current_url).query)
+        self.assertEqual((query["base_epoch"], query["epoch"]), ([base], [new]))
+        # The first epoch ran split only, the second shlib_main: func_a went away, lib_hot came.
+        cli = run_tally("diff", "--db", self.db, base, new)
+        marked, unmarked = set(), set()
+        header = False
+        for line in cli.splitlines():
+            if line.split()[:1] == ["base%"]:
+                header = True
+            elif header and line.strip():
+                # Eight number columns, then "* " when marked, then the name (may hold spaces).
+                rest = re.match(r"^(?:\s*\S+){8}\s+(.*)$", line).group(1)
+                if rest.startswith("* "):
+                    marked.add(rest[2:])
+                else:
+                    unmarked.add(rest)
+        self.assertIn("func_a", marked)
+        self.assertIn("lib_hot", marked)
+        rows = {r["name"]: r for r in self.table_rows("diff-table")}
+        self.assertEqual(set(rows), marked | unmarked)
+        for name in marked:
+            self.assertIn("changed", rows[name]["className"].split(), name)
+        # Unmarked and on both sides (status "same"): not marked on the page either.
+        same = [n for n in unmarked if rows[n]["status"] == "same"]
+        self.assertTrue(same, cli)
+        for name in same:
+            self.assertNotIn("changed", rows[name]["className"].split(), name)
+        self.assertIn("up", rows["lib_hot"]["className"].split())
+        removed = [li.text.split()[0] for li in self.driver.find_elements(By.CSS_SELECTOR, "#removed li")]
+        self.assertIn("func_a", removed)
+        # The differential flame graph of the two epochs: lib_hot grew (red).
+        self.driver.find_element(By.CSS_SELECTOR, "#nav a[data-view='flame']").click()
+        self.wait_for(lambda d: d.find_element(By.CSS_SELECTOR, "#flame-canvas[data-ready='1']"), "the flame graph")
+        self.assertIn("base_epoch=" + base, self.driver.current_url)
+        self.screenshot("db-flame-diff")
+        colour = self.driver.execute_script(
+            "var f = window.tally.flame; return f.colourOf(f.findFrame('lib_hot').index);")
+        self.assertTrue(colour.startswith("rgb(255,"), colour)
+        # A range: the first epoch through the second is both workloads, as tally top reads it.
+        self.open("/db?epoch=" + base)
+        Select(self.driver.find_element(By.ID, "db-epoch-to")).select_by_value(new)
+        self.wait_for(lambda d: "epoch_to=" + new in d.current_url, "the range in the URL")
+        self.wait_ready()
+        self.screenshot("db-range")
+        chosen = [tr.get_attribute("data-epoch") for tr in self.driver.find_elements(By.CSS_SELECTOR, "#db-epochs tr.chosen")]
+        self.assertEqual(chosen, self.epochs)
+        self.driver.find_element(By.CSS_SELECTOR, "#nav a[data-view='top']").click()
+        self.wait_for(lambda d: "/top" in d.current_url, "/top")
+        self.wait_ready()
+        self.assertIn("epoch_to=" + new, self.driver.current_url)
+        rows = {r["name"]: r for r in self.table_rows("top-table")}
+        self.screenshot("db-range-top")
+        cli = {r["name"]: r for r in top_rows(run_tally("top", "--db", self.db, "--epoch", base, "--epoch-to", new))}
+        for name in ("func_a", "lib_hot"):
+            self.assertEqual(rows[name]["flat_pct"], cli[name]["flat_pct"].strip(), name)
 
 
 if __name__ == "__main__":
