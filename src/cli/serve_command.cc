@@ -140,13 +140,17 @@ int run_serve(const ServeCommandOptions& opt) {
   std::fflush(stdout);
   progress("press Ctrl-C to stop");
 
-  std::thread([&server, stop_signals] {
+  std::thread stopper([&server, stop_signals] {
     int signal = 0;
     sigwait(&stop_signals, &signal);
     server.stop();
-  }).detach();
+  });
   if (!opt.no_browser && isatty(STDOUT_FILENO)) open_browser(url);
-  if (!server.run())
+  const bool listened = server.run();
+  // The stopper may still wait for a signal: give it one, so that it ends before `server` does.
+  pthread_kill(stopper.native_handle(), SIGTERM);
+  stopper.join();
+  if (!listened)
     return report(core::Error{"the server stopped: cannot accept connections", core::ErrorKind::io});
   return kOk;
 }

@@ -3,6 +3,8 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <thread>
+#include <chrono>
 
 #include "web/assets/embedded_assets.h"
 #include "web/host_check.h"
@@ -121,8 +123,23 @@ std::string Server::url() const {
   return "http://" + allowed_hosts_.front() + "/";
 }
 
-bool Server::run() { return http_->listen_after_bind(); }
+bool Server::run() {
+  const bool listened = stop_requested_ || http_->listen_after_bind();
+  run_returned_ = true;
+  return listened;
+}
 
-void Server::stop() { http_->stop(); }
+void Server::stop() {
+  stop_requested_ = true;
+  // A stop between bind() and httplib's listening loop would be lost: wait until it runs
+  // (or run() saw the request, or returned) to stop it.
+  while (!run_returned_) {
+    if (http_->is_running()) {
+      http_->stop();
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
 
 }  // namespace tally::web

@@ -3,6 +3,7 @@
 // /api/ from Api. Read-only: nothing a request says reaches the filesystem.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,7 +31,8 @@ class Server {
   std::string url() const;
   // Answers requests until stop(); false when listening failed.
   bool run();
-  // From any thread (not from a signal handler).
+  // From any thread (not from a signal handler); also before run() has started, in which
+  // case run() returns at once (httplib's own stop() does nothing until it listens).
   void stop();
 
  private:
@@ -40,6 +42,8 @@ class Server {
   std::unique_ptr<httplib::Server> http_;
   std::string host_;
   int port_ = 0;
+  std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> run_returned_{false};
   std::vector<std::string> allowed_hosts_;
 };
 

@@ -639,6 +639,23 @@ class Command(unittest.TestCase):
                         s.request("/api/top")
 
 
+    def test_a_signal_right_after_the_url_stops_it(self):
+        # The URL is printed before the listening loop runs; a stop in between was lost
+        # (the server then ran on: 3 of 30 such runs hung before the fix).
+        for _ in range(30):
+            proc = subprocess.Popen([TALLY, "serve", "--no-browser", "--http", "127.0.0.1:0",
+                                     fixture("gperf", "split.pb.gz")],
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            try:
+                self.assertIn(b"http://", proc.stdout.readline())
+                proc.send_signal(signal.SIGTERM)
+                self.assertEqual(proc.wait(timeout=30), 0)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+                proc.stdout.close()
+
 if __name__ == "__main__":
     TALLY, SHARED, MAKE_DB = sys.argv[1], sys.argv[2], sys.argv[3]
     unittest.main(argv=[sys.argv[0]] + sys.argv[4:], verbosity=2)
