@@ -78,8 +78,24 @@ std::vector<uint8_t> inline_edges(const core::Profile& p, const NodeIndex& nodes
                                   const std::vector<uint8_t>& kept) {
   std::vector<uint8_t> edges_in(nodes.size(), 0);
   if (!nodes.has_inline_frames()) return edges_in;
+  // Deep stacks (200+ frames) through locations of which few have a kept node: a byte per
+  // location lets the walk skip the others without looking at their nodes. Only an edge
+  // into a node that is some location's inner (inlined) frame can be inline; an edge into
+  // any other node is a call wherever it occurs, and needs no entry of its own.
+  std::vector<uint8_t> location_kept(p.locations.size() + 1, 0);
+  std::vector<uint8_t> inner(nodes.size(), 0);
+  for (core::LocationId l = 1; l <= p.locations.size(); ++l) {
+    const auto ns = nodes.nodes(l);
+    for (size_t k = 0; k < ns.size(); ++k) {
+      if (!kept[ns[k]]) continue;
+      location_kept[l] = 1;
+      if (k + 1 != ns.size()) inner[ns[k]] = 1;
+    }
+  }
+  // Per edge into an inner node: inline as long as every sample's first use of it was.
   std::unordered_map<uint64_t, bool> edge_inline;
-  std::vector<uint64_t> seen;
+  std::vector<uint64_t> seen;  // this sample's edges into inner nodes: a sample counts an
+                               // edge once, by its first (outermost) use, as pprof does
   for (size_t s = 0; s < p.sample_count(); ++s) {
     if (p.values(s)[value] == 0) continue;
     const auto stack = p.stack(s);
@@ -88,17 +104,22 @@ std::vector<uint8_t> inline_edges(const core::Profile& p, const NodeIndex& nodes
     bool have_parent = false;
     NodeId parent = 0;
     for (size_t i = stack.size(); i-- > 0;) {
+      if (!location_kept[stack[i]]) continue;
       const auto ns = nodes.nodes(stack[i]);
       for (size_t k = ns.size(); k-- > 0;) {
         const NodeId n = ns[k];
         if (!kept[n]) continue;
         if (have_parent && n != parent) {
-          const uint64_t edge = (uint64_t(parent) << 32) | n;
-          if (std::find(seen.begin(), seen.end(), edge) == seen.end()) {
-            seen.push_back(edge);
-            const bool is_inline = k + 1 != ns.size();
-            auto [it, fresh] = edge_inline.try_emplace(edge, is_inline);
-            if (!fresh && !is_inline) it->second = false;
+          if (!inner[n]) {
+            edges_in[n] |= kCallEdge;
+          } else {
+            const uint64_t edge = (uint64_t(parent) << 32) | n;
+            if (std::find(seen.begin(), seen.end(), edge) == seen.end()) {
+              seen.push_back(edge);
+              const bool is_inline = k + 1 != ns.size();
+              auto [it, fresh] = edge_inline.try_emplace(edge, is_inline);
+              if (!fresh && !is_inline) it->second = false;
+            }
           }
         }
         have_parent = true;

@@ -123,7 +123,7 @@ void Input::release_before(uint64_t offset) const {
   if (!map_) return;
   static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   size_t end = static_cast<size_t>(offset) / page * page;
-  if (end <= released_ + (size_t(32) << 20)) return;  // in batches of 32 MB
+  if (end <= released_ + (size_t(4) << 20)) return;  // in batches of 4 MB
   ::madvise(static_cast<uint8_t*>(map_) + released_, end - released_, MADV_DONTNEED);
   released_ = end;
 }
