@@ -78,48 +78,50 @@ std::vector<uint8_t> inline_edges(const core::Profile& p, const NodeIndex& nodes
                                   const std::vector<uint8_t>& kept) {
   std::vector<uint8_t> edges_in(nodes.size(), 0);
   if (!nodes.has_inline_frames()) return edges_in;
-  // Deep stacks (200+ frames) through locations of which few have a kept node: a byte per
-  // location lets the walk skip the others without looking at their nodes. Only an edge
-  // into a node that is some location's inner (inlined) frame can be inline; an edge into
-  // any other node is a call wherever it occurs, and needs no entry of its own.
-  std::vector<uint8_t> location_kept(p.locations.size() + 1, 0);
+  // Only a node that is some location's inner (inlined) frame can have an inline edge in,
+  // and only such a node gets a mark: the edges into the others, calls wherever they
+  // occur, change no label. So a sample counts only when one of its locations has such a
+  // kept node (inner there or elsewhere: a call into it counts too; in deep stacks through
+  // code without inline frames few samples do), and edges are looked at only into such
+  // nodes. A byte per location says which nodes it has.
+  constexpr uint8_t kKeptNode = 1, kInlinableNode = 2;
   std::vector<uint8_t> inner(nodes.size(), 0);
   for (core::LocationId l = 1; l <= p.locations.size(); ++l) {
     const auto ns = nodes.nodes(l);
-    for (size_t k = 0; k < ns.size(); ++k) {
-      if (!kept[ns[k]]) continue;
-      location_kept[l] = 1;
-      if (k + 1 != ns.size()) inner[ns[k]] = 1;
-    }
+    for (size_t k = 0; k + 1 < ns.size(); ++k) inner[ns[k]] |= kept[ns[k]];
   }
+  std::vector<uint8_t> location_nodes(p.locations.size() + 1, 0);
+  for (core::LocationId l = 1; l <= p.locations.size(); ++l)
+    for (NodeId n : nodes.nodes(l)) {
+      if (kept[n]) location_nodes[l] |= kKeptNode;
+      if (inner[n]) location_nodes[l] |= kInlinableNode;
+    }
   // Per edge into an inner node: inline as long as every sample's first use of it was.
   std::unordered_map<uint64_t, bool> edge_inline;
-  std::vector<uint64_t> seen;  // this sample's edges into inner nodes: a sample counts an
-                               // edge once, by its first (outermost) use, as pprof does
+  std::vector<uint64_t> seen;  // this sample's edges: a sample counts an edge once, by its
+                               // first (outermost) use, as pprof does
   for (size_t s = 0; s < p.sample_count(); ++s) {
-    if (p.values(s)[value] == 0) continue;
     const auto stack = p.stack(s);
-    if (!filter.keeps(stack)) continue;
+    if (std::none_of(stack.begin(), stack.end(),
+                     [&](core::LocationId l) { return location_nodes[l] & kInlinableNode; }))
+      continue;
+    if (p.values(s)[value] == 0 || !filter.keeps(stack)) continue;
     seen.clear();
     bool have_parent = false;
     NodeId parent = 0;
     for (size_t i = stack.size(); i-- > 0;) {
-      if (!location_kept[stack[i]]) continue;
+      if (!(location_nodes[stack[i]] & kKeptNode)) continue;
       const auto ns = nodes.nodes(stack[i]);
       for (size_t k = ns.size(); k-- > 0;) {
         const NodeId n = ns[k];
         if (!kept[n]) continue;
-        if (have_parent && n != parent) {
-          if (!inner[n]) {
-            edges_in[n] |= kCallEdge;
-          } else {
-            const uint64_t edge = (uint64_t(parent) << 32) | n;
-            if (std::find(seen.begin(), seen.end(), edge) == seen.end()) {
-              seen.push_back(edge);
-              const bool is_inline = k + 1 != ns.size();
-              auto [it, fresh] = edge_inline.try_emplace(edge, is_inline);
-              if (!fresh && !is_inline) it->second = false;
-            }
+        if (have_parent && n != parent && inner[n]) {
+          const uint64_t edge = (uint64_t(parent) << 32) | n;
+          if (std::find(seen.begin(), seen.end(), edge) == seen.end()) {
+            seen.push_back(edge);
+            const bool is_inline = k + 1 != ns.size();
+            auto [it, fresh] = edge_inline.try_emplace(edge, is_inline);
+            if (!fresh && !is_inline) it->second = false;
           }
         }
         have_parent = true;

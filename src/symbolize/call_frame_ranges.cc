@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "io/byte_cursor.h"
 #include "io/input.h"
@@ -18,6 +19,27 @@ constexpr uint8_t kFormatMask = 0x0f;
 constexpr uint8_t kApplicationMask = 0x70;
 constexpr uint8_t kAbsolute = 0x00;
 constexpr uint8_t kPcRelative = 0x10;
+
+// Ascending. A large table (libLLVM and libclang-cpp have 95k and 83k FDEs, not in address
+// order) by LSD radix sort, 16 bits a pass, skipping a pass whose digit is the same in every
+// key (the high bits of the sizes): a third of std::sort's time there.
+void sort_keys(std::vector<uint64_t>& keys) {
+  if (keys.size() < 4096) {
+    std::sort(keys.begin(), keys.end());
+    return;
+  }
+  std::vector<uint64_t> scratch(keys.size());
+  std::vector<size_t> count(size_t{1} << 16);
+  for (unsigned shift = 0; shift < 64; shift += 16) {
+    std::fill(count.begin(), count.end(), 0);
+    for (uint64_t k : keys) ++count[(k >> shift) & 0xffff];
+    if (count[(keys[0] >> shift) & 0xffff] == keys.size()) continue;
+    size_t sum = 0;
+    for (size_t& c : count) sum += std::exchange(c, sum);
+    for (uint64_t k : keys) scratch[count[(k >> shift) & 0xffff]++] = k;
+    keys.swap(scratch);
+  }
+}
 
 // Sorted by start; a range described twice (in .eh_frame and .debug_frame), once.
 void sort_and_unique(std::vector<CodeRange>& ranges) {
@@ -299,14 +321,16 @@ core::Expected<CodeRangeTable> CodeRangeTable::open(const ElfImage& image, const
                              static_cast<uint32_t>(std::min<uint64_t>(range.end - range.start, UINT32_MAX))});
   });
   if (!read) return read.error();
-  std::sort(table.ranges_.begin(), table.ranges_.end(), [](const Compact& a, const Compact& b) {
-    return a.start != b.start ? a.start < b.start : a.size < b.size;
-  });
-  table.ranges_.erase(std::unique(table.ranges_.begin(), table.ranges_.end(),
-                                  [](const Compact& a, const Compact& b) {
-                                    return a.start == b.start && a.size == b.size;
-                                  }),
-                      table.ranges_.end());
+  // By (start, size), as one 64-bit key: equal keys are equal entries, so any sort gives
+  // the same table.
+  std::vector<uint64_t> keys(table.ranges_.size());
+  for (size_t i = 0; i < keys.size(); ++i)
+    keys[i] = uint64_t(table.ranges_[i].start) << 32 | table.ranges_[i].size;
+  sort_keys(keys);
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  table.ranges_.resize(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i)
+    table.ranges_[i] = {static_cast<uint32_t>(keys[i] >> 32), static_cast<uint32_t>(keys[i])};
   table.ranges_.shrink_to_fit();
   return table;
 }
