@@ -107,6 +107,17 @@ void Profile::merge_identical_samples() { merge_samples(false); }
 void Profile::merge_samples(bool drop_zero) {
   const size_t n = sample_count(), stride = sample_types.size();
   if (samples_distinct_ && !drop_zero) return;
+  // Distinct samples without labels, with a non-zero value each (a reader's, merged as it
+  // read): nothing to merge, drop or compact, and the pools need no copy.
+  if (samples_distinct_ && labels_.empty() && label_pool_.empty() &&
+      (n == 0 || stack_ends_[n - 1] == stack_pool_.size())) {
+    bool any_zero = false;
+    for (size_t i = 0; i < n && !any_zero; ++i) {
+      const int64_t* v = values_.data() + i * stride;
+      any_zero = std::all_of(v, v + stride, [](int64_t x) { return x == 0; });
+    }
+    if (!any_zero) return;
+  }
   SampleIndex index(samples_distinct_ ? 0 : n);
   size_t kept = 0;
   uint64_t pool_end = 0, label_end = 0, previous_end = 0;
@@ -331,10 +342,17 @@ void Profile::canonicalize() {
   }
   std::vector<uint32_t> loc_rep = first_equal(locations, hash_location);
   sort_labels();
-  for (LocationId& id : stack_pool_) {
-    if (id == 0 || id > locations.size()) throw std::logic_error("stack refers to no location");
-    if (loc_rep[id] != id) samples_distinct_ = false;  // two stacks may now be equal
-    id = loc_rep[id];
+  // Locations are mostly distinct already (readers intern them): then the stacks stay as
+  // they are, and the renumbering below checks their ids.
+  bool locations_distinct = true;
+  for (LocationId id = 1; id <= locations.size() && locations_distinct; ++id)
+    locations_distinct = loc_rep[id] == id;
+  if (!locations_distinct) {
+    for (LocationId& id : stack_pool_) {
+      if (id == 0 || id > locations.size()) throw std::logic_error("stack refers to no location");
+      if (loc_rep[id] != id) samples_distinct_ = false;  // two stacks may now be equal
+      id = loc_rep[id];
+    }
   }
   merge_samples(/*drop_zero=*/true);
   canonicalize_call_graph(loc_rep);
@@ -343,6 +361,7 @@ void Profile::canonicalize() {
   std::vector<uint32_t> loc_new(locations.size() + 1, 0);
   std::vector<Location> new_locations;
   for (LocationId& id : stack_pool_) {
+    if (id == 0 || id > locations.size()) throw std::logic_error("stack refers to no location");
     if (loc_new[id] == 0) {
       new_locations.push_back(std::move(locations[id - 1]));
       loc_new[id] = static_cast<uint32_t>(new_locations.size());
