@@ -217,20 +217,28 @@ namespace {
 template <class T, class Hash>
 std::vector<uint32_t> first_equal(const std::vector<T>& items, Hash hash) {
   std::vector<uint32_t> remap(items.size() + 1, 0);
-  std::unordered_multimap<uint64_t, uint32_t> seen;
-  for (uint32_t id = 1; id <= items.size(); ++id) {
-    const T& item = items[id - 1];
-    uint64_t h = hash(item);
-    uint32_t rep = id;
-    auto [lo, hi] = seen.equal_range(h);
-    for (auto it = lo; it != hi; ++it) {
-      if (items[it->second - 1] == item) {
-        rep = it->second;
-        break;
+  // (hash, id) in order: the items of one hash side by side, by id. A sorted array, not a
+  // hash multimap: one allocation instead of one per item (60k+ locations per profile).
+  // Items that are representatives never equal each other, so the one an item equals, if
+  // any, is the same whatever order they are compared in.
+  std::vector<std::pair<uint64_t, uint32_t>> by_hash(items.size());
+  for (uint32_t id = 1; id <= items.size(); ++id) by_hash[id - 1] = {hash(items[id - 1]), id};
+  std::sort(by_hash.begin(), by_hash.end());
+  for (size_t begin = 0; begin < by_hash.size();) {
+    size_t end = begin + 1;
+    while (end < by_hash.size() && by_hash[end].first == by_hash[begin].first) ++end;
+    for (size_t i = begin; i < end; ++i) {
+      const uint32_t id = by_hash[i].second;
+      remap[id] = id;
+      for (size_t j = begin; j < i; ++j) {
+        const uint32_t earlier = by_hash[j].second;
+        if (remap[earlier] == earlier && items[earlier - 1] == items[id - 1]) {
+          remap[id] = earlier;
+          break;
+        }
       }
     }
-    if (rep == id) seen.emplace(h, id);
-    remap[id] = rep;
+    begin = end;
   }
   return remap;
 }
