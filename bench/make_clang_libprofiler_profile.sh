@@ -7,7 +7,8 @@
 # by merge_gperf_profiles.py. Its shape: 80k+ samples, 70k+ distinct stacks, depth up to
 # 250, stacks through libLLVM-14 and libclang-cpp (.dynsym only without their debug
 # packages). On a kernel with HZ=250 libprofiler's ITIMER_PROF gives at most 250 samples
-# per CPU second whatever the frequency asked (the header still says 250 us a sample).
+# per CPU second whatever the frequency asked, while the header says 250 us a sample: the
+# profile's times are a sixteenth of the CPU time spent (its shape is what matters here).
 #
 # Every compile runs under `setarch -R` (no address randomization), so that all of them
 # have the same mappings and their addresses mean the same code; the merger refuses
@@ -20,7 +21,8 @@
 #                      libgoogle-perftools4, found with ldconfig -p)
 #   FREQ               CPUPROFILE_FREQUENCY (default 4000)
 #   SOURCES            the files compiled (default: <repo>/src/*/*.cc, then tests/analyze/*.cc
-#                      and tests/core/*.cc, each sorted: 166 files; here 86.7k samples, 76k distinct stacks)
+#                      and tests/core/*.cc, each sorted: 166 files; here 86.7k samples,
+#                      76k distinct stacks)
 #   TALLY_BENCH_DATA   where the profile (clang-libprofiler.prof) and the per-source ones
 #                      (clang-libprofiler.runs/) are kept (default ${TMPDIR:-/tmp}/tally-bench);
 #                      a run left by an interrupted script is used again; delete them to

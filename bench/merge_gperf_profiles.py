@@ -87,7 +87,8 @@ def main():
             if code != first_code:
                 os.unlink(tmp_path)
                 theirs = next((a for a, b in zip(code, first_code) if a != b), None)
-                fail(path, len(records), "its executable mappings differ from those of "
+                fail(path, 5 * 8 + len(records) + 3 * 8,  # where its maps text starts
+                     "its executable mappings differ from those of "
                      f"{inputs[0]} (first difference: {theirs!r}); profile with ASLR off "
                      "(setarch -R) so that every run has the same ones")
             out.write(records)
