@@ -213,6 +213,7 @@ core::Status Sampler::State::open_all() {
     // Processes and the whole machine are counted from the moment each fd opens, so that
     // FORK records of threads created while attaching are seen (see attach_processes).
     if (config.target != TargetKind::command) attr.disabled = 0;
+    if (static_cast<int>(e) == config.context_switch_event) attr.context_switch = 1;
     attrs.push_back(attr);
   }
   layout = {.sample_type = attrs[0].sample_type,
@@ -275,6 +276,9 @@ void Sampler::State::dispatch(std::span<const uint8_t> bytes, SampleConsumer& co
   } else if (auto* ls = std::get_if<LostSamplesRecord>(&*rec)) {
     stats.lost_samples += ls->lost;
     consumer.on_lost_samples(*ls);
+  } else if (auto* sw = std::get_if<SwitchRecord>(&*rec)) {
+    ++stats.switches;
+    consumer.on_switch(*sw);
   }
 }
 

@@ -47,6 +47,7 @@ class SampleConsumer {
   virtual void on_lost(const LostRecord&) {}
   virtual void on_throttle(const ThrottleRecord&) {}
   virtual void on_lost_samples(const LostSamplesRecord&) {}
+  virtual void on_switch(const SwitchRecord&) {}
 };
 
 enum class TargetKind { command, processes, system_wide };
@@ -68,6 +69,9 @@ struct SamplerConfig {
   // /proc for what was running already (processes: their pids; system_wide: every
   // process), with time 0, so that samples of code mapped before sampling began resolve.
   bool synthesize_existing = true;
+  // The event (by index) that also asks for PERF_RECORD_SWITCH records (attr.context_switch:
+  // every switch in and out of the followed threads, tally record --off-cpu); -1: none.
+  int context_switch_event = -1;
 };
 
 struct SamplerStats {
@@ -80,6 +84,7 @@ struct SamplerStats {
   uint64_t rings = 0;          // ring buffers mapped
   uint64_t events_opened = 0;  // perf event file descriptors
   uint64_t threads_attached = 0;  // processes: threads attached to, rescans included
+  uint64_t switches = 0;       // SWITCH records delivered (in and out)
 };
 
 class Sampler {
