@@ -11,6 +11,7 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int rounds = 60;
 static volatile uint64_t sink;
+static volatile int acquisitions;
 
 static uint64_t now_ns(void) {
   struct timespec t;
@@ -18,13 +19,18 @@ static uint64_t now_ns(void) {
   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-__attribute__((noinline)) void hold(uint64_t ns) {
+__attribute__((noinline, noclone)) void hold(uint64_t ns) {
   uint64_t end = now_ns() + ns;
   while (now_ns() < end)
     for (int i = 0; i < 1000; ++i) sink = sink * 31 + (uint64_t)i;
 }
 
-__attribute__((noinline)) void take_lock(void) { pthread_mutex_lock(&lock); }
+// The count after the call keeps it a call (not a tail jump), so take_lock stays on the
+// stack of the wait.
+__attribute__((noinline, noclone)) void take_lock(void) {
+  pthread_mutex_lock(&lock);
+  acquisitions = acquisitions + 1;
+}
 
 static void* worker(void* arg) {
   (void)arg;
