@@ -194,5 +194,76 @@ TEST(RecordOffCpu, ForcedFallbackKeepsPerThreadTimeAndSaysStacksAreMissing) {
   EXPECT_NE(top.out.find("without stacks"), std::string::npos) << top.out;
 }
 
+// Every report works on the three types; google/pprof reads the same totals from the
+// pprof file (one value type each); folded --value wall holds the wall time.
+TEST(RecordOffCpu, ReportsAndConvertersUseEachSampleType) {
+  TempDir dir;
+  Recorded r = record_waits(dir);
+  ASSERT_GT(r.main_tid, 0);
+  const std::string pprof = find_pprof();
+  std::map<std::string, double> main_cum;
+  for (const std::string index : {"cpu", "off-cpu", "wall"}) {
+    RunResult top = run_tally({"top", "--sample-index", index, r.profile});
+    ASSERT_EQ(top.exit_code, 0) << top.describe();
+    main_cum[index] = cum_of(top.out, "main", true);
+    for (const std::string report : {"peek", "tree"}) {
+      std::vector<std::string> args{report, "--sample-index", index, r.profile};
+      if (report == "peek") args.insert(args.begin() + 1, "^main$");
+      RunResult out = run_tally(args);
+      EXPECT_EQ(out.exit_code, 0) << out.describe();
+      EXPECT_NE(out.out.find("main"), std::string::npos) << out.out;
+    }
+    if (pprof.empty()) continue;
+    RunResult peer = run({pprof, "-sample_index=" + index, "-top", r.profile});
+    ASSERT_EQ(peer.exit_code, 0) << peer.describe();
+    EXPECT_NEAR(cum_of(peer.out, "main", true), main_cum[index], 0.01 * main_cum[index] + 10)
+        << index << "\n" << peer.out;
+  }
+  TALLY_REQUIRE_PEER(pprof, "google/pprof");
+  EXPECT_NEAR(main_cum["cpu"] + main_cum["off-cpu"], main_cum["wall"], 1);
+  // Folded, wall: the nanoseconds of every thread's life.
+  const std::string folded = dir.file("waits.folded");
+  RunResult convert = run_tally({"convert", "--to", "folded", "--value", "wall", "-o", folded, r.profile});
+  ASSERT_EQ(convert.exit_code, 0) << convert.describe();
+  double folded_ms = 0;
+  std::istringstream lines(read_text(folded));
+  for (std::string line; std::getline(lines, line);)
+    folded_ms += std::stod(line.substr(line.rfind(' ') + 1)) / 1e6;
+  RunResult threads = run_tally({"top", "--threads", r.profile});
+  double wall_ms = 0;
+  for (const auto& [tid, row] : thread_table(threads.out)) wall_ms += row.at("wall");
+  EXPECT_NEAR(folded_ms, wall_ms, 1);
+  EXPECT_GT(wall_ms, 1.9 * r.lifetime_ms);  // two threads, each alive nearly all along
+}
+
+// The flame graph of wall time colours the waits apart (blue) from the burning (hot).
+TEST(RecordOffCpu, FlameGraphColoursOffCpuFramesApart) {
+  TempDir dir;
+  Recorded r = record_waits(dir);
+  ASSERT_GT(r.main_tid, 0);
+  const std::string svg = dir.file("wall.svg");
+  RunResult flame = run_tally({"flame", "-o", svg, r.profile});
+  ASSERT_EQ(flame.exit_code, 0) << flame.describe();
+  const std::string text = read_text(svg);
+  EXPECT_NE(text.find("off-CPU frames in blue"), std::string::npos);
+  // The fill of the first frame titled `name`: blue means its blue byte beats its red one.
+  auto is_blue = [&](const std::string& name) {
+    size_t at = text.find("<title>" + name + " (");
+    EXPECT_NE(at, std::string::npos) << name;
+    if (at == std::string::npos) return false;
+    size_t fill = text.find("fill=\"#", at) + 7;
+    const unsigned long red = std::stoul(text.substr(fill, 2), nullptr, 16);
+    const unsigned long blue = std::stoul(text.substr(fill + 4, 2), nullptr, 16);
+    return blue > red;
+  };
+  EXPECT_TRUE(is_blue("do_nanosleep"));
+  EXPECT_TRUE(is_blue("wait_pipe"));
+  // burn by CPU time only: hot.
+  RunResult cpu = run_tally({"flame", "--sample-index", "cpu", "-o", svg, r.profile});
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.describe();
+  const std::string cpu_text = read_text(svg);
+  EXPECT_EQ(cpu_text.find("off-CPU frames in blue"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tally::test
