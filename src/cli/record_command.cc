@@ -293,8 +293,9 @@ int run_record(const RecordOptions& opt) {
 
   builder.recording_ended(start_monotonic + static_cast<uint64_t>(loop.seconds * 1e9));
   const collect::SamplerStats stats = (*sampler)->stats();
-  const collect::ProfileBuilderStats built = builder.stats();
   core::Profile profile = builder.finish();
+  // After finish(): it adds the off-CPU spans still open.
+  const collect::ProfileBuilderStats built = builder.stats();
   profile.time_nanos = start_ns;
   profile.duration_nanos = static_cast<int64_t>(loop.seconds * 1e9);
   std::string command_line = "tally record";

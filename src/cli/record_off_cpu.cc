@@ -72,8 +72,8 @@ core::Expected<std::unique_ptr<collect::Sampler>> off_cpu_fallback_if_needed(
     if (opened.error().kind != core::ErrorKind::unsupported) return opened;
     reason = "the kernel refused the context-switches event: " + opened.error().message;
   } else if ((*opened)->attr(setup.switch_event).exclude_kernel) {
-    reason = "the kernel part is refused (" + (*opened)->kernel_excluded() +
-             "), and a switch-out happens in the kernel";
+    reason = "the kernel refuses to sample its own part (see the note on kernel frames), and a "
+             "switch-out happens in the kernel";
   } else {
     return opened;
   }
