@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <fstream>
 #include <utility>
 
 namespace tally::collect {
@@ -80,7 +81,32 @@ OffCpuReason classify_blocked(std::span<const std::string_view> kernel_functions
   return OffCpuReason::other;
 }
 
-void OffCpuSpans::thread_at_start(uint32_t pid, uint32_t tid) { at_start_.emplace(tid, pid); }
+std::vector<std::string> proc_kernel_stack(int pid, int tid) {
+  std::vector<std::string> names;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/stack");
+  for (std::string line; std::getline(in, line);) {
+    size_t begin = line.find("] ");
+    if (begin == std::string::npos) continue;
+    begin += 2;
+    size_t end = line.find_first_of("+ ", begin);
+    if (end == std::string::npos) end = line.size();
+    if (end > begin) names.push_back(line.substr(begin, end - begin));
+  }
+  return names;
+}
+
+void OffCpuSpans::thread_at_start(uint32_t pid, uint32_t tid,
+                                  std::vector<core::LocationId> kernel_stack, OffCpuReason reason) {
+  at_start_[tid] = AtStart{.pid = pid, .stack = std::move(kernel_stack), .reason = reason};
+}
+
+OffCpuSpan OffCpuSpans::from_start(uint32_t tid, AtStart&& at_start, uint64_t end,
+                                   SpanEdge edge) const {
+  OffCpuSpan span = edge_span(at_start.pid, tid, recording_start_, end, edge);
+  span.stack = std::move(at_start.stack);
+  span.reason = at_start.reason;
+  return span;
+}
 
 void OffCpuSpans::switch_sample(uint32_t pid, uint32_t tid, uint64_t time,
                                 std::span<const core::LocationId> stack, OffCpuReason reason) {
@@ -96,7 +122,11 @@ void OffCpuSpans::switch_sample(uint32_t pid, uint32_t tid, uint64_t time,
 std::optional<OffCpuSpan> OffCpuSpans::switch_record(const SwitchRecord& record) {
   const uint32_t tid = record.origin.tid;
   if (tid == 0 || exited_.count(tid)) return std::nullopt;  // the idle task, or a dead thread
-  const bool first_seen = at_start_.erase(tid) != 0;
+  std::optional<AtStart> at_start;
+  if (auto it = at_start_.find(tid); it != at_start_.end()) {
+    at_start = std::move(it->second);
+    at_start_.erase(it);
+  }
   if (record.out) {
     OffCpuSpan span;
     span.pid = record.origin.pid;
@@ -114,10 +144,9 @@ std::optional<OffCpuSpan> OffCpuSpans::switch_record(const SwitchRecord& record)
   }
   auto it = open_.find(tid);
   if (it == open_.end()) {
-    if (!first_seen || record.origin.time < recording_start_) return std::nullopt;
+    if (!at_start || record.origin.time < recording_start_) return std::nullopt;
     // Off the CPU since before the recording: counted from its start.
-    return edge_span(record.origin.pid, tid, recording_start_, record.origin.time,
-                     SpanEdge::from_start);
+    return from_start(tid, std::move(*at_start), record.origin.time, SpanEdge::from_start);
   }
   OffCpuSpan span = std::move(it->second);
   open_.erase(it);
@@ -140,9 +169,9 @@ std::vector<OffCpuSpan> OffCpuSpans::finish(uint64_t recording_end) {
     span.edge = SpanEdge::to_end;
     spans.push_back(std::move(span));
   }
-  for (const auto& [tid, pid] : at_start_)
+  for (auto& [tid, at_start] : at_start_)
     if (recording_end > recording_start_)
-      spans.push_back(edge_span(pid, tid, recording_start_, recording_end, SpanEdge::whole));
+      spans.push_back(from_start(tid, std::move(at_start), recording_end, SpanEdge::whole));
   open_.clear();
   at_start_.clear();
   std::sort(spans.begin(), spans.end(),

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <span>
 #include <string_view>
 #include <unordered_map>
@@ -31,6 +32,10 @@ enum class OffCpuReason { sleep, futex, io, preempted, other, blocked };
 // "sleep", "futex", "io", "preempted", "other" (blocked in some other kernel wait),
 // "blocked" (blocked, but no kernel stack says where: kernel frames were not recorded).
 std::string_view off_cpu_reason_name(OffCpuReason reason);
+
+// The function names of /proc/PID/task/TID/stack ("[<0>] do_nanosleep+0x6d/0x150"), leaf
+// first; empty when it cannot be read (it needs root).
+std::vector<std::string> proc_kernel_stack(int pid, int tid);
 
 // Why a thread that blocked (was not preempted) waits, from its kernel functions, leaf
 // first; `blocked` when there are none.
@@ -55,8 +60,10 @@ class OffCpuSpans {
   explicit OffCpuSpans(uint64_t recording_start) : recording_start_(recording_start) {}
 
   // A thread that existed when recording began (tally record -p): if it only switches in,
-  // or never shows up, it was blocked from the start.
-  void thread_at_start(uint32_t pid, uint32_t tid);
+  // or never shows up, it was blocked from the start, in `kernel_stack` (leaf first, as
+  // /proc/PID/task/TID/stack showed it then; empty when unreadable) for `reason`.
+  void thread_at_start(uint32_t pid, uint32_t tid, std::vector<core::LocationId> kernel_stack = {},
+                       OffCpuReason reason = OffCpuReason::blocked);
   // The switch-out sample of `tid`: its stack and the reason its kernel frames give.
   void switch_sample(uint32_t pid, uint32_t tid, uint64_t time,
                      std::span<const core::LocationId> stack, OffCpuReason reason);
@@ -78,7 +85,13 @@ class OffCpuSpans {
   uint64_t recording_start_;
   std::unordered_map<uint32_t, Pending> sampled_;  // switch-out sample, SWITCH out not seen yet
   std::unordered_map<uint32_t, OffCpuSpan> open_;  // switched out, not back yet
-  std::unordered_map<uint32_t, uint32_t> at_start_;  // tid -> pid, no record seen yet
+  struct AtStart {
+    uint32_t pid = 0;
+    std::vector<core::LocationId> stack;
+    OffCpuReason reason = OffCpuReason::blocked;
+  };
+  std::unordered_map<uint32_t, AtStart> at_start_;  // by tid, no record seen yet
+  OffCpuSpan from_start(uint32_t tid, AtStart&& at_start, uint64_t end, SpanEdge edge) const;
   std::unordered_set<uint32_t> exited_;
 };
 

@@ -111,13 +111,14 @@ void ProfileBuilder::State::add_off_cpu_sample(const OffCpuSpan& span) {
   ++stats.off_cpu_spans;
   stack.assign(span.stack.begin(), span.stack.end());
   if (span.edge != SpanEdge::switches) ++stats.off_cpu_edge;
-  if (stack.empty()) {
+  const bool from_before = span.edge == SpanEdge::from_start || span.edge == SpanEdge::whole;
+  if (stack.empty() && !from_before) {
     ++stats.off_cpu_unstacked;
-    // Marked in the stack itself, so that every report shows what is not known.
-    stack.push_back(marker_location(span.edge == SpanEdge::from_start || span.edge == SpanEdge::whole
-                                        ? "[off-CPU since before the recording began]"
-                                        : "[off-CPU, no stack recorded]"));
+    stack.push_back(marker_location("[off-CPU, no stack recorded]"));
   }
+  // Marked in the stack itself (its root), so that every report shows what is not known:
+  // the kernel frames, if any, come from /proc at the start; the user frames are unknown.
+  if (from_before) stack.push_back(marker_location("[off-CPU since before the recording began]"));
   labels.clear();
   if (auto it = comms.find(static_cast<pid_t>(span.tid)); it != comms.end())
     labels.push_back({.key = comm_key, .str = it->second});
@@ -307,7 +308,14 @@ void ProfileBuilder::on_comm(const CommRecord& c) {
   }
   s.comms[static_cast<pid_t>(c.tid)] = s.profile.intern(c.comm);
   // Time 0: made from /proc for a thread that ran before the recording (-p).
-  if (s.spans && c.origin.time == 0) s.spans->thread_at_start(c.pid, c.tid);
+  if (s.spans && c.origin.time == 0) {
+    // Where it waits now, if it waits: from /proc (root only), by name.
+    std::vector<core::LocationId> stack;
+    std::vector<std::string> names = proc_kernel_stack(static_cast<int>(c.pid), static_cast<int>(c.tid));
+    std::vector<std::string_view> views(names.begin(), names.end());
+    for (const std::string& name : names) stack.push_back(s.marker_location(name));
+    s.spans->thread_at_start(c.pid, c.tid, std::move(stack), classify_blocked(views));
+  }
 }
 
 void ProfileBuilder::on_fork(const TaskRecord& f) {

@@ -206,6 +206,8 @@ core::Status Sampler::State::open_all() {
     sampling.with_mmap_records = e == 0;
     SamplingOptions event_sampling = sampling;
     if (e < config.periods.size() && config.periods[e] != 0) event_sampling.period = config.periods[e];
+    if (e < config.stack_bytes.size() && config.stack_bytes[e] != 0)
+      event_sampling.stack_bytes = config.stack_bytes[e];
     perf_event_attr attr = sampling_attr(config.events[e], event_sampling);
     // One clock for every CPU's records, comparable with clock_gettime: what orders them.
     attr.use_clockid = 1;

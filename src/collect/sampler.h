@@ -58,6 +58,10 @@ struct SamplerConfig {
   // Per event (by index): a fixed sample period instead of sampling.period / frequency;
   // missing or 0: the common setting (tally daemon -e EVENT:PERIOD).
   std::vector<uint64_t> periods;
+  // Per event (by index): bytes of user stack copied per sample with -g dwarf instead of
+  // sampling.stack_bytes; missing or 0: the common setting (tally record --off-cpu's
+  // switch-out event copies less, as it fires at every context switch).
+  std::vector<uint32_t> stack_bytes;
   TargetKind target = TargetKind::command;
   std::vector<pid_t> pids;  // command: the child's pid; processes: the -p list
   std::vector<int> cpus;    // empty: every online CPU
