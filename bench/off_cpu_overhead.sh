@@ -7,7 +7,8 @@
 # and missing), alone and with cpu-clock beside it as tally has (on-CPU samples at 999 Hz:
 # their events are switched out and in with every thread, a cost of its own). Wall and CPU time (recorder + workload, user + system) are medians of RUNS
 # runs (default 5, every variant once per round). Prints the ratios to the bare workload,
-# the off-CPU spans and lost records tally reported, and the cost per context switch:
+# perf record followed by perf report (perf's profile is read afterwards; tally writes its
+# own at once), the off-CPU spans and lost records tally reported, and the cost per context switch:
 # (CPU of --off-cpu - CPU without) / spans recorded. TALLY_BUILD selects the build tree.
 set -euo pipefail
 # shellcheck source=measure.sh
@@ -25,6 +26,15 @@ if [[ ! -d /sys/kernel/tracing/events/sched ]]; then
 fi
 make_work
 
+# perf record and then perf report: perf stores raw samples, and reading them is part of
+# getting the profile tally writes at once.
+cat >"$work/perf_then_report" <<EOS
+#!/bin/sh
+perf record -q -o "$work/perf.data" "\$@" >/dev/null 2>&1 &&
+  perf report -i "$work/perf.data" --stdio --no-children --sort sym >/dev/null 2>&1
+EOS
+chmod +x "$work/perf_then_report"
+
 declare -A spans=() lost=()
 # note_tally NAME: adds the spans and lost records of the last tally run to NAME's lists.
 note_tally() {
@@ -33,7 +43,8 @@ note_tally() {
 }
 
 variants=(bare "tally record -g fp" "tally record --off-cpu -g fp" "tally record --off-cpu -g dwarf"
-          "perf record -e sched:sched_switch -g" "perf record -e cpu-clock,sched:sched_switch -g")
+          "perf record -e sched:sched_switch -g" "perf record -e cpu-clock,sched:sched_switch -g"
+          "perf record + report -e sched:sched_switch -g")
 for ((i = 1; i <= runs; i++)); do
   measure_run bare "$work/out" "$workload" "$round_trips"
   measure_run "tally record -g fp" "$work/out" "$tally" record -g fp -o "$work/t.pb.gz" -- \
@@ -48,6 +59,8 @@ for ((i = 1; i <= runs; i++)); do
     -e sched:sched_switch -g -o "$work/perf.data" -- "$workload" "$round_trips"
   measure_run "perf record -e cpu-clock,sched:sched_switch -g" "$work/out" perf record -q \
     -e sched:sched_switch -e cpu-clock/freq=999/ -g -o "$work/perf.data" -- "$workload" "$round_trips"
+  measure_run "perf record + report -e sched:sched_switch -g" "$work/out" "$work/perf_then_report" \
+    -e sched:sched_switch -g -- "$workload" "$round_trips"
 done
 
 bare_wall=$(run_figure bare wall) bare_cpu=$(run_figure bare cpu)

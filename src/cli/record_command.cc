@@ -303,7 +303,8 @@ int run_record(const RecordOptions& opt) {
   for (const auto& a : opt.command) command_line += " " + a;
   profile.comments.push_back(profile.intern(command_line));
   std::vector<std::string> summary = summary_lines(profile, stats, built, loop, child ? &*child : nullptr);
-  if (opt.off_cpu) append_off_cpu_summary(summary, off_cpu, built);
+  if (opt.off_cpu)
+    append_off_cpu_summary(summary, off_cpu, built, stats, config.sampling.call_graph);
   for (const std::string& line : summary) {
     profile.comments.push_back(profile.intern(line));
     std::fprintf(stderr, "tally: %s\n", line.c_str());

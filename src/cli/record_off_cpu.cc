@@ -71,7 +71,7 @@ bool add_off_cpu_events(collect::SamplerConfig& config, OffCpuSetup& setup, std:
   // A sample and two records per switch: a busy program switches 100k+ times a second,
   // which fills the default rings between two reads.
   if (config.ring_pages == 0)
-    config.ring_pages = config.sampling.call_graph == collect::CallGraphMode::dwarf ? 2048 : 512;
+    config.ring_pages = 2048;  // 8 MiB per CPU
   return true;
 }
 
@@ -96,7 +96,8 @@ core::Expected<std::unique_ptr<collect::Sampler>> off_cpu_fallback_if_needed(
 }
 
 void append_off_cpu_summary(std::vector<std::string>& lines, const OffCpuSetup& setup,
-                            const collect::ProfileBuilderStats& built) {
+                            const collect::ProfileBuilderStats& built,
+                            const collect::SamplerStats& sampled, collect::CallGraphMode mode) {
   std::string how = setup.switch_event != SIZE_MAX
                         ? "a context-switches sample with stack at every switch-out, "
                           "PERF_RECORD_SWITCH for the switch-ins"
@@ -106,6 +107,9 @@ void append_off_cpu_summary(std::vector<std::string>& lines, const OffCpuSetup& 
   if (setup.switch_event != SIZE_MAX && built.off_cpu_unstacked > built.off_cpu_edge)
     lines.push_back(fmt::format("off-CPU: {} spans had no switch-out stack",
                                 built.off_cpu_unstacked - built.off_cpu_edge));
+  if (sampled.lost && mode == collect::CallGraphMode::dwarf && setup.switch_event != SIZE_MAX)
+    lines.push_back("off-CPU: records were lost: every switch-out copies the user stack with -g "
+                    "dwarf; -g fp (frame pointers) keeps up with many more switches a second");
   if (built.off_cpu_edge)
     lines.push_back(fmt::format("off-CPU: {} spans began before the recording or outlasted it "
                                 "(counted within the recording, label off_cpu_span)",

@@ -48,6 +48,7 @@ core::Expected<std::unique_ptr<collect::Sampler>> off_cpu_fallback_if_needed(
 
 // The lines tally record adds to its summary: how off-CPU time was recorded.
 void append_off_cpu_summary(std::vector<std::string>& lines, const OffCpuSetup& setup,
-                            const collect::ProfileBuilderStats& built);
+                            const collect::ProfileBuilderStats& built,
+                            const collect::SamplerStats& sampled, collect::CallGraphMode mode);
 
 }  // namespace tally::cli
