@@ -117,9 +117,10 @@ TEST(RecordOffCpu, MainThreadWallSplitsAsTheProgramWaits) {
   auto all = main_thread(r);
   EXPECT_NEAR(all["wall"], r.lifetime_ms, 0.05 * r.lifetime_ms);
   EXPECT_NEAR(all["cpu"] + all["off-cpu"], all["wall"], 0.5);
-  // Each part by its function: as the program's clock measured it within 2 percentage
-  // points, and as designed (40/30/30) within 5 when the program itself ran as designed
-  // (a loaded machine stretches burn by the time slice it loses at its end).
+  // Each part by its function: as the program's clock measured it within 3 percentage
+  // points (each of the ~60 switches a run can move up to one 1 ms cpu-clock period across
+  // a boundary), and as designed (40/30/30) within 5 when the program itself ran within 2
+  // of the design (a loaded machine stretches burn by the time slice it loses at its end).
   double measured_total = 0;
   for (const auto& [function, ms] : r.measured_ms) measured_total += ms;
   const std::map<std::string, double> design{{"burn", 40}, {"nap", 30}, {"wait_pipe", 30}};
@@ -127,8 +128,8 @@ TEST(RecordOffCpu, MainThreadWallSplitsAsTheProgramWaits) {
     auto part = main_thread(r, {"--focus", "^" + function + "$"});
     const double share = 100 * part["wall"] / all["wall"];
     const double measured = 100 * r.measured_ms[function] / measured_total;
-    EXPECT_NEAR(share, measured, 2) << function;
-    if (std::abs(measured - percent) < 3) EXPECT_NEAR(share, percent, 5) << function;
+    EXPECT_NEAR(share, measured, 3) << function;
+    if (std::abs(measured - percent) < 2) EXPECT_NEAR(share, percent, 5) << function;
     else std::printf("%s: the program measured %.1f%% of its time, not %.0f%% (a loaded machine)\n",
                      function.c_str(), measured, percent);
   }
@@ -300,7 +301,7 @@ TEST(RecordOffCpu, ThreadBlockedAllAlongIsCountedFromStartToEndAndMarked) {
 // counts from the recording's start, marked; the recording ends with the process.
 TEST(RecordOffCpu, ThreadBlockedBeforeTheStartCountsFromTheStart) {
   TempDir dir;
-  BackgroundProcess sleeper({"sleep", "1.5"});
+  BackgroundProcess sleeper({"sleep", "3"});
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const std::string profile = dir.file("sleep.pb.gz");
   RunResult rec = run_tally({"record", "--off-cpu", "-p", std::to_string(sleeper.pid()),
@@ -310,9 +311,9 @@ TEST(RecordOffCpu, ThreadBlockedBeforeTheStartCountsFromTheStart) {
   RunResult traces = run_tally({"traces", profile});
   EXPECT_NE(traces.out.find("off_cpu_span:  from_start"), std::string::npos) << traces.out;
   auto rows = thread_table(run_tally({"top", "--threads", profile}).out);
-  // Asleep for 1.5 s from its start, recorded from 0.3 s on (later when loaded).
-  EXPECT_GT(rows[sleeper.pid()]["off-cpu"], 100);
-  EXPECT_LT(rows[sleeper.pid()]["off-cpu"], 1300);
+  // Asleep for 3 s from its start, recorded from 0.3 s on (later when loaded).
+  EXPECT_GT(rows[sleeper.pid()]["off-cpu"], 500);
+  EXPECT_LT(rows[sleeper.pid()]["off-cpu"], 2800);
 }
 
 // -p on off_cpu_waits, which exits during the recording: no thread is counted past its
@@ -320,7 +321,7 @@ TEST(RecordOffCpu, ThreadBlockedBeforeTheStartCountsFromTheStart) {
 TEST(RecordOffCpu, TargetExitingDuringTheRecording) {
   TempDir dir;
   const std::string log = dir.file("waits.out");
-  BackgroundProcess waits({program("off_cpu_waits"), "10"}, log);
+  BackgroundProcess waits({program("off_cpu_waits"), "20"}, log);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   const std::string profile = dir.file("exit.pb.gz");
   RunResult rec = run_tally({"record", "--off-cpu", "-p", std::to_string(waits.pid()),
@@ -336,7 +337,7 @@ TEST(RecordOffCpu, TargetExitingDuringTheRecording) {
   ASSERT_EQ(rows.size(), 2u);
   for (const auto& [thread, row] : rows) {
     EXPECT_LT(row.at("wall"), lifetime_ms + 5) << thread;
-    EXPECT_GT(row.at("wall"), 0.5 * lifetime_ms) << thread;
+    EXPECT_GT(row.at("wall"), 0.3 * lifetime_ms) << thread;  // attached 0.2 s in, or later
   }
 }
 
