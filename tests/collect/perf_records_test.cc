@@ -268,6 +268,12 @@ TEST(PerfRecords, SwitchRecords) {
   RecordBytes blocked(PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT);
   trailer(blocked, 10, 11, 3000, 0, 77);
   EXPECT_FALSE(decoded<SwitchRecord>(blocked.words(), kFp).preempted);
+
+  // A CPU-wide switch without the other thread's ids: refused, with what was missing.
+  RecordBytes short_wide(PERF_RECORD_SWITCH_CPU_WIDE, 0);
+  trailer(short_wide, 10, 11, 4000, 0, 77);
+  EXPECT_NE(error_of(short_wide.words(), kFp).find("next/prev pid"), std::string::npos)
+      << error_of(short_wide.words(), kFp);
 }
 
 TEST(PerfRecords, UnknownTypesAreKept) {
