@@ -42,7 +42,8 @@ note_tally() {
   lost[$1]+="$( (grep -o 'lost [0-9]* records' "$work/stderr" || echo 'lost 0') | awk '{ print $2 }') "
 }
 
-variants=(bare "tally record -g fp" "tally record --off-cpu -g fp" "tally record --off-cpu -g dwarf"
+variants=(bare "tally record -g fp" "tally record --off-cpu -g fp"
+          "tally record --off-cpu --no-timestamps -g fp" "tally record --off-cpu -g dwarf"
           "perf record -e sched:sched_switch -g" "perf record -e cpu-clock,sched:sched_switch -g"
           "perf record + report -e sched:sched_switch -g")
 for ((i = 1; i <= runs; i++)); do
@@ -52,6 +53,9 @@ for ((i = 1; i <= runs; i++)); do
   measure_run "tally record --off-cpu -g fp" "$work/out" "$tally" record --off-cpu -g fp \
     -o "$work/t.pb.gz" -- "$workload" "$round_trips"
   note_tally "tally record --off-cpu -g fp"
+  measure_run "tally record --off-cpu --no-timestamps -g fp" "$work/out" "$tally" record --off-cpu \
+    --no-timestamps -g fp -o "$work/t.pb.gz" -- "$workload" "$round_trips"
+  note_tally "tally record --off-cpu --no-timestamps -g fp"
   measure_run "tally record --off-cpu -g dwarf" "$work/out" "$tally" record --off-cpu \
     -o "$work/t.pb.gz" -- "$workload" "$round_trips"
   note_tally "tally record --off-cpu -g dwarf"

@@ -45,6 +45,7 @@ struct RecordOptions {
   std::vector<std::string> command;
   bool preload = false;
   bool off_cpu = false;
+  bool no_timestamps = false;
   SymbolizeFlags symbolize;
 };
 
@@ -266,7 +267,8 @@ int run_record(const RecordOptions& opt) {
                                        .kernel_frames = kernel_sampled,
                                        .main_pid = config.pids.empty() ? -1 : config.pids[0],
                                        .off_cpu = opt.off_cpu,
-                                       .switch_event = off_cpu.switch_event};
+                                       .switch_event = off_cpu.switch_event,
+                                       .timestamps = !opt.no_timestamps};
   const collect::EventSpec& first = config.events.front();
   if (opt.period != 0) build.period = static_cast<int64_t>(opt.period);
   else if (first.counts_time()) build.period = static_cast<int64_t>(1'000'000'000 / opt.frequency);
@@ -360,6 +362,10 @@ void add_record_command(CLI::App& app, Runner& run) {
                 "its stack, how long it stayed off the CPU and why (sleep, futex, io, "
                 "preempted). Sample types cpu, off-cpu and wall (the reports' default); "
                 "samples are labelled with tid, timestamp and, off the CPU, reason");
+  cmd->add_flag("--no-timestamps", opt->no_timestamps,
+                "--off-cpu without the timestamp labels: samples of one stack merge, so memory "
+                "and the profile grow with distinct stacks instead of with every context "
+                "switch (a timeline then cannot be drawn)");
   cmd->add_flag("--preload", opt->preload,
                 "profile the command from inside with libtally (LD_PRELOAD, gperftools' "
                 "CPUPROFILE), for machines where perf_event_open is refused: CPU time of every "

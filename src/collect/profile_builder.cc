@@ -102,6 +102,7 @@ core::LocationId ProfileBuilder::State::marker_location(const std::string& name)
 }
 
 void ProfileBuilder::State::add_time_label(uint64_t time) {
+  if (!options.timestamps) return;
   labels.push_back({.key = time_key,
                     .num = static_cast<int64_t>(time > recording_start ? time - recording_start : 0),
                     .num_unit = ns_unit});

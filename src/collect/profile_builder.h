@@ -38,6 +38,9 @@ struct ProfileBuilderOptions {
   // SIZE_MAX: there is none, and off-CPU spans come from SWITCH records without stacks.
   bool off_cpu = false;
   size_t switch_event = SIZE_MAX;
+  // --off-cpu --no-timestamps: no timestamp labels, so that samples of one stack merge and
+  // memory grows with distinct stacks again, not with the number of context switches.
+  bool timestamps = true;
 };
 
 struct ProfileBuilderStats {

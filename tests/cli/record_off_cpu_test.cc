@@ -78,14 +78,17 @@ struct Recorded {
 };
 
 // off_cpu_waits recorded with --off-cpu (and `environment`).
-Recorded record_waits(const TempDir& dir, const Environment& environment = {}) {
+Recorded record_waits(const TempDir& dir, const Environment& environment = {},
+                      const std::vector<std::string>& flags = {}) {
   Recorded r;
   r.profile = dir.file("waits.pb.gz");
   RunOptions options;
   options.environment = environment;
   options.timeout_seconds = 120;
-  r.run = run_tally({"record", "--off-cpu", "-o", r.profile, "--", program("off_cpu_waits")},
-                    options);
+  std::vector<std::string> args{"record", "--off-cpu", "-o", r.profile};
+  args.insert(args.end(), flags.begin(), flags.end());
+  args.insert(args.end(), {"--", program("off_cpu_waits")});
+  r.run = run_tally(args, options);
   EXPECT_EQ(r.run.exit_code, 0) << r.run.describe();
   std::istringstream out(r.run.out);
   unsigned long long lifetime_ns = 0, burn_ns = 0, nap_ns = 0, wait_ns = 0;
@@ -197,6 +200,30 @@ TEST(RecordOffCpu, ForcedFallbackKeepsPerThreadTimeAndSaysStacksAreMissing) {
   RunResult top = run_tally({"top", "--sample-index", "off-cpu", r.profile});
   EXPECT_NE(top.out.find("[off-CPU, no stack recorded]"), std::string::npos) << top.out;
   EXPECT_NE(top.out.find("without stacks"), std::string::npos) << top.out;
+}
+
+// Every sample has its timestamp (ns since the recording began, below its length), unless
+// --no-timestamps asks for merged samples; the totals are the same either way.
+TEST(RecordOffCpu, TimestampLabelsAndNoTimestamps) {
+  TempDir dir;
+  Recorded r = record_waits(dir);
+  ASSERT_GT(r.main_tid, 0);
+  RunResult traces = run_tally({"traces", r.profile});
+  size_t count = 0;
+  for (size_t at = traces.out.find("timestamp:"); at != std::string::npos;
+       at = traces.out.find("timestamp:", at + 1)) {
+    ++count;
+    std::string value = traces.out.substr(at + 10, traces.out.find('\n', at) - at - 10);
+    value.erase(0, value.find_first_not_of(' '));
+    EXPECT_LT(as_ms(value), r.lifetime_ms + 50) << value;
+  }
+  EXPECT_GT(count, 100u);  // 60 waits of the main thread alone, and the on-CPU samples
+  TempDir dir2;
+  Recorded merged = record_waits(dir2, {}, {"--no-timestamps"});
+  ASSERT_GT(merged.main_tid, 0);
+  EXPECT_EQ(run_tally({"traces", merged.profile}).out.find("timestamp:"), std::string::npos);
+  auto all = main_thread(merged);
+  EXPECT_NEAR(all["wall"], merged.lifetime_ms, 0.05 * merged.lifetime_ms);
 }
 
 // Every report works on the three types; google/pprof reads the same totals from the
