@@ -193,6 +193,16 @@ std::string flame_colour(std::string_view name) {
   return fmt::format("#{:02x}{:02x}{:02x}", r, g, b);
 }
 
+std::string flame_off_cpu_colour(std::string_view name) {
+  uint32_t h = 2166136261u;  // FNV-1a
+  for (char c : name) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 16777619u;
+  }
+  const unsigned r = 60 + h % 60, g = 110 + (h >> 8) % 80, b = 205 + (h >> 16) % 51;
+  return fmt::format("#{:02x}{:02x}{:02x}", r, g, b);
+}
+
 std::string render_flame_svg(FlameTree& tree, const FlameSvgOptions& options) {
   const int64_t total = tree.total();
   if (total > 0) prune_flame_tree(tree, min_frame_value(total, options));
@@ -226,6 +236,7 @@ std::string render_flame_svg(FlameTree& tree, const FlameSvgOptions& options) {
   out += "</text>\n";
   std::string subtitle = fmt::format("{} {}: total {}", tree.sample_type, tree.sample_unit,
                                      scaled_label(total, tree.sample_unit, "auto"));
+  if (tree.has_off_cpu) subtitle += ", off-CPU frames in blue";
   if (tree.merged_frames > 0)
     subtitle += fmt::format(", {} tiny frames merged (narrower than {} px)", tree.merged_frames,
                             options.min_frame_px);
@@ -258,7 +269,9 @@ std::string render_flame_svg(FlameTree& tree, const FlameSvgOptions& options) {
     fmt::format_to(w,
                    ")</title><rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" "
                    "fill=\"{}\"/>",
-                   x, y, fw, kFrameHeight - 1, flame_colour(name));
+                   x, y, fw, kFrameHeight - 1,
+                   // Mostly off the CPU: a cool colour, as FlameGraph's off-CPU graphs.
+                   2 * f.off_cpu > f.value ? flame_off_cpu_colour(name) : flame_colour(name));
     const std::string_view text = fitting_label(name, fw, buffer);
     if (!text.empty()) {
       fmt::format_to(w, "<text x=\"{:.2f}\" y=\"{:.1f}\">", x + 3, y + 11.5);

@@ -29,5 +29,7 @@ std::string render_flame_svg(FlameTree& tree, const FlameSvgOptions& options);
 
 // A hot (red-orange-yellow) colour from a hash of the name, "#rrggbb".
 std::string flame_colour(std::string_view name);
+// A blue one, for frames mostly off the CPU (tally record --off-cpu, wall or off-cpu drawn).
+std::string flame_off_cpu_colour(std::string_view name);
 
 }  // namespace tally::analyze

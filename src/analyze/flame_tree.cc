@@ -33,6 +33,8 @@ class StackMerger {
     }
   }
   void add(uint32_t frame, int64_t w) { value_[frame] += w; }
+  void add_off_cpu(uint32_t frame, int64_t w) { off_cpu_[frame] += w; }
+  int64_t off_cpu(uint32_t f) const { return off_cpu_[f]; }
 
   uint32_t size() const { return static_cast<uint32_t>(node_.size()); }
   uint32_t parent(uint32_t f) const { return parent_[f]; }
@@ -50,6 +52,7 @@ class StackMerger {
     parent_.push_back(parent);
     node_.push_back(node);
     value_.push_back(0);
+    off_cpu_.push_back(0);
     first_child_.push_back(kNone);
     next_sibling_.push_back(parent == kNone ? kNone : first_child_[parent]);
     if (parent != kNone) first_child_[parent] = f;
@@ -66,7 +69,7 @@ class StackMerger {
   }
 
   std::vector<uint32_t> parent_, node_, first_child_, next_sibling_;
-  std::vector<int64_t> value_;
+  std::vector<int64_t> value_, off_cpu_;
   std::vector<uint32_t> slots_;  // open addressing on (parent, node); frame ids
 };
 
@@ -130,22 +133,32 @@ core::Expected<FlameTree> build_flame_tree(const core::Profile& p,
   for (const std::string& f : filter->unmatched())
     tree.warnings.push_back("--" + f + " matched no frame");
 
+  // tally record --off-cpu profiles: the part of each frame's width spent off the CPU,
+  // when the value drawn includes it (wall, off-cpu), so that the SVG colours it apart.
+  const int off_cpu_type = p.sample_type_index("off-cpu");
+  const bool with_off_cpu = off_cpu_type >= 0 && (tree.sample_type == "wall" ||
+                                                  tree.sample_type == "off-cpu");
   StackMerger merged;
   for (size_t s = 0; s < p.sample_count(); ++s) {
     const int64_t w = p.values(s)[*value];
     if (w <= 0) continue;
     const auto stack = p.stack(s);
     if (!filter->keeps(stack)) continue;
+    const int64_t off =
+        with_off_cpu ? std::min(w, p.values(s)[static_cast<size_t>(off_cpu_type)]) : 0;
     uint32_t at = 0;
     merged.add(0, w);
+    if (off > 0) merged.add_off_cpu(0, off);
     for (size_t i = stack.size(); i-- > 0;) {  // root first
       const auto ns = nodes.nodes(stack[i]);
       for (size_t k = ns.size(); k-- > 0;) {  // outermost inline frame first
         at = merged.child(at, ns[k]);
         merged.add(at, w);
+        if (off > 0) merged.add_off_cpu(at, off);
       }
     }
   }
+  tree.has_off_cpu = with_off_cpu;
 
   // Subtree sizes (children are created after their parents), for the merged counts.
   const uint32_t n = merged.size();
@@ -167,15 +180,16 @@ core::Expected<FlameTree> build_flame_tree(const core::Profile& p,
     return name_of_node[node];
   };
   tree.names.push_back("all");
-  auto add_frame = [&](uint32_t name, uint32_t parent, uint32_t depth, int64_t v) {
+  auto add_frame = [&](uint32_t name, uint32_t parent, uint32_t depth, uint32_t from) {
     FlameFrame f;
     f.name = name;
     f.parent = parent;
     f.depth = depth;
-    f.value = v;
+    f.value = merged.value(from);
+    f.off_cpu = merged.off_cpu(from);
     tree.frames.push_back(std::move(f));
   };
-  add_frame(0, 0, 0, merged.value(0));
+  add_frame(0, 0, 0, 0);
   std::vector<uint32_t> pending{0}, source{0};  // output frame -> merged frame
   while (!pending.empty()) {
     const uint32_t out = pending.back();
@@ -188,7 +202,7 @@ core::Expected<FlameTree> build_flame_tree(const core::Profile& p,
         continue;
       }
       const auto id = static_cast<uint32_t>(tree.frames.size());
-      add_frame(name_index(merged.node(c)), out, tree.frames[out].depth + 1, merged.value(c));
+      add_frame(name_index(merged.node(c)), out, tree.frames[out].depth + 1, c);
       tree.frames[out].children.push_back(id);
       source.push_back(c);
       pending.push_back(id);

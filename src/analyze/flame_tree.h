@@ -34,6 +34,7 @@ struct FlameFrame {
   int64_t start = 0;    // offset of the frame's left edge, in value units (layout)
   std::vector<uint32_t> children;  // ordered by name
   uint32_t merged_frames = 0;      // tiny descendants folded into this frame by pruning
+  int64_t off_cpu = 0;  // of `value`, the part off the CPU (tally record --off-cpu profiles)
 };
 
 struct FlameTree {
@@ -41,6 +42,7 @@ struct FlameTree {
   std::vector<FlameFrame> frames;   // [0] = the root; in preorder, `start` set
   std::string sample_type, sample_unit;
   size_t merged_frames = 0;         // frames removed by pruning, over the whole tree
+  bool has_off_cpu = false;         // frames' off_cpu parts are set (wall / off-cpu drawn)
   std::vector<std::string> warnings;
 
   int64_t total() const { return frames.empty() ? 0 : frames[0].value; }

@@ -17,6 +17,7 @@
 #include "cli/command.h"
 #include "cli/output.h"
 #include "cli/record_loop.h"
+#include "cli/record_off_cpu.h"
 #include "cli/record_preload.h"
 #include "cli/symbolize_flags.h"
 #include "collect/child_command.h"
@@ -24,6 +25,7 @@
 #include "collect/event_spec.h"
 #include "collect/profile_builder.h"
 #include "collect/sampler.h"
+#include "collect/trace_clock.h"
 #include "formats/format.h"
 
 namespace tally::cli {
@@ -42,6 +44,8 @@ struct RecordOptions {
   std::string format = "pprof";
   std::vector<std::string> command;
   bool preload = false;
+  bool off_cpu = false;
+  bool no_timestamps = false;
   SymbolizeFlags symbolize;
 };
 
@@ -163,6 +167,8 @@ int write_recorded(core::Profile profile, const RecordOptions& opt, formats::For
 // --preload: the command profiles itself with libtally (no perf_event_open needed).
 int run_preload_record(const RecordOptions& opt, formats::Format format) {
   if (opt.command.empty()) return usage_error("--preload records a command: give -- COMMAND");
+  if (opt.off_cpu)
+    return usage_error("--off-cpu needs perf_event_open's context switches: not with --preload");
   if (!opt.pids.empty() || opt.all_cpus || !opt.events.empty() || opt.period != 0 ||
       opt.call_graph != "dwarf")
     return usage_error("--preload samples CPU time with frame-pointer stacks: -e, -c, -g, -p and "
@@ -213,7 +219,10 @@ int run_record(const RecordOptions& opt) {
   std::vector<pid_t> pids;
   if (!opt.pids.empty() && !parse_pids(opt.pids, pids))
     return usage_error(fmt::format("-p takes PID[,PID...], not '{}'", opt.pids));
-  if (config.events.empty()) {
+  if (config.events.empty() && opt.off_cpu) {
+    // Wall time is on-CPU time plus off-CPU time: the on-CPU event must count time.
+    config.events.push_back(*collect::parse_event("cpu-clock"));
+  } else if (config.events.empty()) {
     auto chosen = collect::default_sampling_event();
     std::fprintf(stderr, "tally: %s\n", chosen.why.c_str());
     config.events.push_back(chosen.event);
@@ -235,7 +244,12 @@ int run_record(const RecordOptions& opt) {
     config.target = collect::TargetKind::system_wide;
   }
 
+  OffCpuSetup off_cpu;
+  if (opt.off_cpu) {
+    if (std::string error; !add_off_cpu_events(config, off_cpu, error)) return usage_error(error);
+  }
   auto sampler = collect::Sampler::open(config);
+  if (opt.off_cpu) sampler = off_cpu_fallback_if_needed(config, off_cpu, std::move(sampler));
   if (!sampler) {
     const int code = report(sampler.error());
     if (child && code == kUnsupported)
@@ -251,7 +265,10 @@ int run_record(const RecordOptions& opt) {
   collect::ProfileBuilderOptions build{.events = config.events,
                                        .call_graph = config.sampling.call_graph,
                                        .kernel_frames = kernel_sampled,
-                                       .main_pid = config.pids.empty() ? -1 : config.pids[0]};
+                                       .main_pid = config.pids.empty() ? -1 : config.pids[0],
+                                       .off_cpu = opt.off_cpu,
+                                       .switch_event = off_cpu.switch_event,
+                                       .timestamps = !opt.no_timestamps};
   const collect::EventSpec& first = config.events.front();
   if (opt.period != 0) build.period = static_cast<int64_t>(opt.period);
   else if (first.counts_time()) build.period = static_cast<int64_t>(1'000'000'000 / opt.frequency);
@@ -260,6 +277,8 @@ int run_record(const RecordOptions& opt) {
   const int64_t start_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                std::chrono::system_clock::now().time_since_epoch())
                                .count();
+  const uint64_t start_monotonic = collect::monotonic_ns();
+  builder.recording_started(start_monotonic);
   LoopResult loop;
   {
     RecordSignals signals;
@@ -274,9 +293,11 @@ int run_record(const RecordOptions& opt) {
     loop = run_record_loop(**sampler, builder, settings);
   }
 
+  builder.recording_ended(start_monotonic + static_cast<uint64_t>(loop.seconds * 1e9));
   const collect::SamplerStats stats = (*sampler)->stats();
-  const collect::ProfileBuilderStats built = builder.stats();
   core::Profile profile = builder.finish();
+  // After finish(): it adds the off-CPU spans still open.
+  const collect::ProfileBuilderStats built = builder.stats();
   profile.time_nanos = start_ns;
   profile.duration_nanos = static_cast<int64_t>(loop.seconds * 1e9);
   std::string command_line = "tally record";
@@ -284,6 +305,8 @@ int run_record(const RecordOptions& opt) {
   for (const auto& a : opt.command) command_line += " " + a;
   profile.comments.push_back(profile.intern(command_line));
   std::vector<std::string> summary = summary_lines(profile, stats, built, loop, child ? &*child : nullptr);
+  if (opt.off_cpu)
+    append_off_cpu_summary(summary, off_cpu, built, stats, config.sampling.call_graph);
   for (const std::string& line : summary) {
     profile.comments.push_back(profile.intern(line));
     std::fprintf(stderr, "tally: %s\n", line.c_str());
@@ -334,6 +357,15 @@ void add_record_command(CLI::App& app, Runner& run) {
                   "tally.folded, tally.dcpi/ for the other formats)");
   cmd->add_option("--format", opt->format, "output format: " + formats::writable_format_names() +
                                                " (default pprof)");
+  cmd->add_flag("--off-cpu", opt->off_cpu,
+                "also record where threads wait: every switch-out of a followed thread with "
+                "its stack, how long it stayed off the CPU and why (sleep, futex, io, "
+                "preempted). Sample types cpu, off-cpu and wall (the reports' default); "
+                "samples are labelled with tid, timestamp and, off the CPU, reason");
+  cmd->add_flag("--no-timestamps", opt->no_timestamps,
+                "--off-cpu without the timestamp labels: samples of one stack merge, so memory "
+                "and the profile grow with distinct stacks instead of with every context "
+                "switch (a timeline then cannot be drawn)");
   cmd->add_flag("--preload", opt->preload,
                 "profile the command from inside with libtally (LD_PRELOAD, gperftools' "
                 "CPUPROFILE), for machines where perf_event_open is refused: CPU time of every "

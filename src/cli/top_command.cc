@@ -8,6 +8,7 @@
 #include "analyze/top_text.h"
 #include "cli/command.h"
 #include "cli/report_driver.h"
+#include "cli/thread_totals.h"
 
 namespace tally::cli {
 
@@ -17,6 +18,7 @@ struct TopCommandOptions {
   std::string file;
   int node_count = 0;
   std::string sort = "flat";
+  bool threads = false;
   ReportFlags report;
 };
 
@@ -36,6 +38,7 @@ int run_top(const TopCommandOptions& opt) {
       opt.file, opt.report,
       [&](const core::Profile& profile,
           std::vector<std::string>& warnings) -> core::Expected<std::string> {
+        if (opt.threads) return thread_totals_text(profile, top.filters, top.sample_index);
         auto result = analyze::compute_top(profile, top);
         if (!result) return result.error();
         warnings = result->warnings;
@@ -63,6 +66,9 @@ void add_top_command(CLI::App& app, Runner& run) {
              "then per function across images.");
   cmd->add_option("--nodecount", opt->node_count, "show at most N nodes (default: all)");
   cmd->add_option("--sort", opt->sort, "order rows by flat (default) or cum");
+  cmd->add_flag("--threads", opt->threads,
+                "per-thread totals instead (tid label): on-CPU, off-CPU by reason and wall "
+                "time for tally record --off-cpu profiles, else the reported value");
   add_report_flags(cmd, opt->report);
   cmd->add_option("FILE", opt->file, "profile file, or - for standard input (or --db DIR)");
   cmd->final_callback([opt, &run] { run = [opt] { return run_top(*opt); }; });

@@ -46,6 +46,8 @@ const char* record_name(uint32_t type) {
     case PERF_RECORD_SAMPLE: return "SAMPLE";
     case PERF_RECORD_MMAP2: return "MMAP2";
     case PERF_RECORD_LOST_SAMPLES: return "LOST_SAMPLES";
+    case PERF_RECORD_SWITCH: return "SWITCH";
+    case PERF_RECORD_SWITCH_CPU_WIDE: return "SWITCH_CPU_WIDE";
     default: return "record";
   }
 }
@@ -229,6 +231,18 @@ PerfRecord decode_body(uint32_t type, uint16_t misc, io::ByteCursor& c, RecordOr
       LostSamplesRecord r;
       r.origin = origin;
       r.lost = c.u64(kLittle, "lost count");
+      return r;
+    }
+    case PERF_RECORD_SWITCH:
+    case PERF_RECORD_SWITCH_CPU_WIDE: {
+      SwitchRecord r;
+      r.origin = origin;
+      r.out = (misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;
+      r.preempted = r.out && (misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0;
+      if (type == PERF_RECORD_SWITCH_CPU_WIDE) {
+        r.other_pid = c.u32(kLittle, "next/prev pid");
+        r.other_tid = c.u32(kLittle, "next/prev tid");
+      }
       return r;
     }
     default: return OtherRecord{.origin = origin, .type = type};

@@ -1,5 +1,5 @@
 // The records a perf ring buffer holds (PERF_RECORD_SAMPLE and the side-band records
-// MMAP2, COMM, FORK, EXIT, LOST, THROTTLE, UNTHROTTLE, LOST_SAMPLES), decoded from their
+// MMAP2, COMM, FORK, EXIT, LOST, THROTTLE, UNTHROTTLE, LOST_SAMPLES, SWITCH), decoded from their
 // bytes. The bytes come from the kernel but are still checked like any input: every field
 // is read within the record's own size, and a record whose size field disagrees with its
 // content is refused, never read past.
@@ -107,6 +107,16 @@ struct LostSamplesRecord {
   uint64_t lost = 0;
 };
 
+// PERF_RECORD_SWITCH / PERF_RECORD_SWITCH_CPU_WIDE (attr.context_switch): the thread of
+// `origin` left the CPU (out) or came back to it (in). `preempted`: it left while still
+// runnable (PERF_RECORD_MISC_SWITCH_OUT_PREEMPT, kernel 4.17+), not because it blocked.
+struct SwitchRecord {
+  RecordOrigin origin;
+  bool out = false;
+  bool preempted = false;
+  uint32_t other_pid = 0, other_tid = 0;  // CPU-wide only: the thread switched to / from
+};
+
 // Any record type tally does not use (kept so that counts stay honest).
 struct OtherRecord {
   RecordOrigin origin;
@@ -114,7 +124,7 @@ struct OtherRecord {
 };
 
 using PerfRecord = std::variant<SampleRecord, MmapRecord, CommRecord, TaskRecord, LostRecord,
-                                ThrottleRecord, LostSamplesRecord, OtherRecord>;
+                                ThrottleRecord, LostSamplesRecord, SwitchRecord, OtherRecord>;
 
 // Decodes one whole record: `bytes` starts at its perf_event_header, holds exactly
 // header.size bytes and is 8-byte aligned (as records are in the ring). Errors (ErrorKind::invalid_input) name the record type and the byte

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "collect/kernel_symbols.h"
+#include "collect/off_cpu.h"
 #include "collect/process_maps.h"
 #include "collect/sample_stack.h"
 #include "core/hash.h"
@@ -64,6 +65,14 @@ struct ProfileBuilder::State {
   std::string main_path;  // the target's executable: its first file mapping after exec
   core::StringId pid_key = 0, tid_key = 0, comm_key = 0, cpu_key = 0;
   ProfileBuilderStats stats;
+  // --off-cpu.
+  std::vector<size_t> value_of_event;  // value index of each event (0: not a sample type)
+  size_t off_cpu_value = 0, wall_value = 0;
+  core::StringId time_key = 0, ns_unit = 0, reason_key = 0, edge_key = 0;
+  uint64_t recording_start = 0, recording_end = 0, last_time = 0;
+  std::optional<OffCpuSpans> spans;
+  std::unordered_map<std::string, core::LocationId> marker_locations;
+  std::vector<std::string_view> kernel_names;
   // Scratch, reused across samples.
   std::vector<core::LocationId> stack;
   std::vector<int64_t> values;
@@ -75,7 +84,58 @@ struct ProfileBuilder::State {
   core::MappingId image_mapping(pid_t pid, const ImageMapping& m, uint64_t generation);
   core::LocationId location(pid_t pid, uint64_t address);
   core::LocationId kernel_location(uint64_t address);
+  core::LocationId marker_location(const std::string& name);
+  void add_off_cpu_sample(const OffCpuSpan& span);
+  void add_time_label(uint64_t time);
 };
+
+core::LocationId ProfileBuilder::State::marker_location(const std::string& name) {
+  auto [it, inserted] = marker_locations.try_emplace(name, 0);
+  if (inserted) {
+    core::StringId id = profile.intern(name);
+    core::FunctionId f = profile.add_function({.name = id, .system_name = id});
+    core::Location loc{.mapping = 0, .address = 0, .lines = {}};
+    loc.lines.push_back({.function = f});
+    it->second = profile.add_location(std::move(loc));
+  }
+  return it->second;
+}
+
+void ProfileBuilder::State::add_time_label(uint64_t time) {
+  if (!options.timestamps) return;
+  labels.push_back({.key = time_key,
+                    .num = static_cast<int64_t>(time > recording_start ? time - recording_start : 0),
+                    .num_unit = ns_unit});
+}
+
+void ProfileBuilder::State::add_off_cpu_sample(const OffCpuSpan& span) {
+  ++stats.off_cpu_spans;
+  stack.assign(span.stack.begin(), span.stack.end());
+  if (span.edge != SpanEdge::switches) ++stats.off_cpu_edge;
+  const bool from_before = span.edge == SpanEdge::from_start || span.edge == SpanEdge::whole;
+  if (stack.empty() && !from_before) {
+    ++stats.off_cpu_unstacked;
+    stack.push_back(marker_location("[off-CPU, no stack recorded]"));
+  }
+  // Marked in the stack itself (its root), so that every report shows what is not known:
+  // the kernel frames, if any, come from /proc at the start; the user frames are unknown.
+  if (from_before) stack.push_back(marker_location("[off-CPU since before the recording began]"));
+  labels.clear();
+  if (auto it = comms.find(static_cast<pid_t>(span.tid)); it != comms.end())
+    labels.push_back({.key = comm_key, .str = it->second});
+  labels.push_back({.key = reason_key, .str = profile.intern(off_cpu_reason_name(span.reason))});
+  if (span.edge != SpanEdge::switches)
+    labels.push_back({.key = edge_key, .str = profile.intern(span_edge_name(span.edge))});
+  labels.push_back({.key = pid_key, .num = span.pid});
+  labels.push_back({.key = tid_key, .num = span.tid});
+  add_time_label(span.start);
+  std::fill(values.begin(), values.end(), 0);
+  values[0] = 1;
+  const auto ns = static_cast<int64_t>(span.end - span.start);
+  values[off_cpu_value] = ns;
+  values[wall_value] = ns;
+  merger->add(stack, values, labels);
+}
 
 core::MappingId ProfileBuilder::State::image_mapping(pid_t pid, const ImageMapping& m,
                                                      uint64_t generation) {
@@ -143,10 +203,32 @@ ProfileBuilder::ProfileBuilder(ProfileBuilderOptions options)
   // "samples" first (the count the reports' confidence intervals and the one-value formats
   // need), then one type per event, the first event the default.
   p.sample_types.push_back(p.value_type("samples", "count"));
-  for (const EventSpec& e : s.options.events) p.sample_types.push_back(p.value_type(e.name, e.unit()));
+  for (size_t i = 0; i < s.options.events.size(); ++i) {
+    const EventSpec& e = s.options.events[i];
+    if (s.options.off_cpu && i == s.options.switch_event) {
+      s.value_of_event.push_back(0);
+      continue;
+    }
+    s.value_of_event.push_back(p.sample_types.size());
+    // --off-cpu: the first event counts on-CPU time, beside off-cpu and wall.
+    std::string_view name = s.options.off_cpu && i == 0 ? std::string_view("cpu") : e.name;
+    p.sample_types.push_back(p.value_type(name, e.unit()));
+  }
   if (!s.options.events.empty()) {
     p.period_type = p.sample_types[1];
     p.default_sample_type = p.sample_types[1].type;
+  }
+  if (s.options.off_cpu) {
+    s.off_cpu_value = p.sample_types.size();
+    p.sample_types.push_back(p.value_type("off-cpu", "nanoseconds"));
+    s.wall_value = p.sample_types.size();
+    p.sample_types.push_back(p.value_type("wall", "nanoseconds"));
+    p.default_sample_type = p.sample_types[s.wall_value].type;
+    s.time_key = p.intern("timestamp");
+    s.ns_unit = p.intern("nanoseconds");
+    s.reason_key = p.intern("reason");
+    s.edge_key = p.intern("off_cpu_span");
+    s.spans.emplace(0);
   }
   p.period = s.options.period;
   s.pid_key = p.intern("pid");
@@ -163,7 +245,9 @@ const ProfileBuilderStats& ProfileBuilder::stats() const { return state_->stats;
 
 void ProfileBuilder::on_sample(const SampleRecord& sample) {
   State& s = *state_;
-  if (sample.event + 1 >= s.values.size()) return;
+  if (sample.event >= s.value_of_event.size()) return;
+  const bool switch_sample = s.options.off_cpu && sample.event == s.options.switch_event;
+  s.last_time = std::max(s.last_time, sample.origin.time);
   auto pid = static_cast<pid_t>(sample.origin.pid);
   if (s.main_pid == 0) s.main_pid = pid;
   ++s.stats.samples;
@@ -178,17 +262,31 @@ void ProfileBuilder::on_sample(const SampleRecord& sample) {
   for (uint64_t address : frames) s.stack.push_back(s.location(pid, address));
   s.stats.frames += s.stack.size();
 
+  if (switch_sample) {
+    // Where the thread leaves the CPU: the span's stack, and the reason its kernel frames
+    // tell (a preemption is flagged by the SWITCH record that follows).
+    s.kernel_names.clear();
+    for (uint64_t address : frames)
+      if (address >= kKernelStart) s.kernel_names.push_back(s.kernel_symbols.find(address));
+    s.spans->switch_sample(sample.origin.pid, sample.origin.tid, sample.origin.time, s.stack,
+                           classify_blocked(s.kernel_names));
+    return;
+  }
+
   s.labels.clear();
   if (auto it = s.comms.find(static_cast<pid_t>(sample.origin.tid)); it != s.comms.end())
     s.labels.push_back({.key = s.comm_key, .str = it->second});
   s.labels.push_back({.key = s.cpu_key, .num = sample.origin.cpu});
   s.labels.push_back({.key = s.pid_key, .num = sample.origin.pid});
   s.labels.push_back({.key = s.tid_key, .num = sample.origin.tid});
+  if (s.options.off_cpu) s.add_time_label(sample.origin.time);
 
   std::fill(s.values.begin(), s.values.end(), 0);
   s.values[0] = 1;
-  s.values[sample.event + 1] = static_cast<int64_t>(
+  const size_t value = s.value_of_event[sample.event];
+  s.values[value] = static_cast<int64_t>(
       std::min<uint64_t>(sample.period, uint64_t(std::numeric_limits<int64_t>::max())));
+  if (s.options.off_cpu && sample.event == 0) s.values[s.wall_value] = s.values[value];
   s.merger->add(s.stack, s.values, s.labels);
 }
 
@@ -210,6 +308,15 @@ void ProfileBuilder::on_comm(const CommRecord& c) {
     if (static_cast<pid_t>(c.pid) == s.main_pid) s.main_path.clear();
   }
   s.comms[static_cast<pid_t>(c.tid)] = s.profile.intern(c.comm);
+  // Time 0: made from /proc for a thread that ran before the recording (-p).
+  if (s.spans && c.origin.time == 0) {
+    // Where it waits now, if it waits: from /proc (root only), by name.
+    std::vector<core::LocationId> stack;
+    std::vector<std::string> names = proc_kernel_stack(static_cast<int>(c.pid), static_cast<int>(c.tid));
+    std::vector<std::string_view> views(names.begin(), names.end());
+    for (const std::string& name : names) stack.push_back(s.marker_location(name));
+    s.spans->thread_at_start(c.pid, c.tid, std::move(stack), classify_blocked(views));
+  }
 }
 
 void ProfileBuilder::on_fork(const TaskRecord& f) {
@@ -224,10 +331,30 @@ void ProfileBuilder::on_exit(const TaskRecord& e) {
   // The maps stay (samples of the process may still be in another ring); the unwinder's
   // per-process state goes.
   if (e.pid == e.tid) s.sample_stack.forget(static_cast<pid_t>(e.pid));
+  if (s.spans) s.spans->thread_exit(e.tid);
 }
+
+void ProfileBuilder::on_switch(const SwitchRecord& record) {
+  State& s = *state_;
+  if (!s.spans) return;
+  s.last_time = std::max(s.last_time, record.origin.time);
+  if (auto span = s.spans->switch_record(record)) s.add_off_cpu_sample(*span);
+}
+
+void ProfileBuilder::recording_started(uint64_t monotonic_ns) {
+  State& s = *state_;
+  s.recording_start = monotonic_ns;
+  if (s.spans) s.spans.emplace(monotonic_ns);
+}
+
+void ProfileBuilder::recording_ended(uint64_t monotonic_ns) { state_->recording_end = monotonic_ns; }
 
 core::Profile ProfileBuilder::finish() {
   State& s = *state_;
+  if (s.spans) {
+    for (const OffCpuSpan& span : s.spans->finish(s.recording_end ? s.recording_end : s.last_time))
+      s.add_off_cpu_sample(span);
+  }
   s.merger.reset();
   core::Profile& p = s.profile;
   // pprof takes mapping 1 for the main binary: move the target's executable there.

@@ -7,6 +7,7 @@
 // with distinct stacks, not with the recording's length.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +30,17 @@ struct ProfileBuilderOptions {
   int64_t period = 0;
   // Where kernel frames get their names; "" leaves them unnamed.
   std::string kallsyms = "/proc/kallsyms";
+  // tally record --off-cpu (collect/off_cpu.h): the sample types are samples, cpu (the
+  // first event, which counts time), the other events, off-cpu and wall (the default:
+  // cpu + off-cpu per stack); every sample gets a "timestamp" label (nanoseconds since the
+  // recording began) and off-CPU samples a "reason" label. `switch_event` (an index into
+  // events, not a sample type) is the context-switches event sampled at each switch-out;
+  // SIZE_MAX: there is none, and off-CPU spans come from SWITCH records without stacks.
+  bool off_cpu = false;
+  size_t switch_event = SIZE_MAX;
+  // --off-cpu --no-timestamps: no timestamp labels, so that samples of one stack merge and
+  // memory grows with distinct stacks again, not with the number of context switches.
+  bool timestamps = true;
 };
 
 struct ProfileBuilderStats {
@@ -38,6 +50,9 @@ struct ProfileBuilderStats {
   uint64_t unmapped_frames = 0;    // user addresses in no known mapping
   uint64_t unwind_truncated = 0;   // dwarf: the unwind stopped before the outermost frame
   uint64_t stack_copy_full = 0;    // dwarf: ... because it needed memory past the stack copy
+  uint64_t off_cpu_spans = 0;      // --off-cpu: spans recorded
+  uint64_t off_cpu_unstacked = 0;  // ... of them without a switch-out stack
+  uint64_t off_cpu_edge = 0;       // ... of them cut by the recording's start or end
 };
 
 class ProfileBuilder : public SampleConsumer {
@@ -50,6 +65,12 @@ class ProfileBuilder : public SampleConsumer {
   void on_comm(const CommRecord& comm) override;
   void on_fork(const TaskRecord& fork) override;
   void on_exit(const TaskRecord& exit) override;
+  void on_switch(const SwitchRecord& record) override;
+
+  // --off-cpu: when the recording began and ended (CLOCK_MONOTONIC, the events' clock):
+  // the timestamp labels count from the start; spans still open at the end are cut there.
+  void recording_started(uint64_t monotonic_ns);
+  void recording_ended(uint64_t monotonic_ns);
 
   const ProfileBuilderStats& stats() const;
   // The profile so far, main binary first, in canonical order; the builder is spent.

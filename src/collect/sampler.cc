@@ -206,6 +206,8 @@ core::Status Sampler::State::open_all() {
     sampling.with_mmap_records = e == 0;
     SamplingOptions event_sampling = sampling;
     if (e < config.periods.size() && config.periods[e] != 0) event_sampling.period = config.periods[e];
+    if (e < config.stack_bytes.size() && config.stack_bytes[e] != 0)
+      event_sampling.stack_bytes = config.stack_bytes[e];
     perf_event_attr attr = sampling_attr(config.events[e], event_sampling);
     // One clock for every CPU's records, comparable with clock_gettime: what orders them.
     attr.use_clockid = 1;
@@ -213,6 +215,7 @@ core::Status Sampler::State::open_all() {
     // Processes and the whole machine are counted from the moment each fd opens, so that
     // FORK records of threads created while attaching are seen (see attach_processes).
     if (config.target != TargetKind::command) attr.disabled = 0;
+    if (static_cast<int>(e) == config.context_switch_event) attr.context_switch = 1;
     attrs.push_back(attr);
   }
   layout = {.sample_type = attrs[0].sample_type,
@@ -275,6 +278,9 @@ void Sampler::State::dispatch(std::span<const uint8_t> bytes, SampleConsumer& co
   } else if (auto* ls = std::get_if<LostSamplesRecord>(&*rec)) {
     stats.lost_samples += ls->lost;
     consumer.on_lost_samples(*ls);
+  } else if (auto* sw = std::get_if<SwitchRecord>(&*rec)) {
+    ++stats.switches;
+    consumer.on_switch(*sw);
   }
 }
 

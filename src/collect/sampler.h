@@ -47,6 +47,7 @@ class SampleConsumer {
   virtual void on_lost(const LostRecord&) {}
   virtual void on_throttle(const ThrottleRecord&) {}
   virtual void on_lost_samples(const LostSamplesRecord&) {}
+  virtual void on_switch(const SwitchRecord&) {}
 };
 
 enum class TargetKind { command, processes, system_wide };
@@ -57,6 +58,10 @@ struct SamplerConfig {
   // Per event (by index): a fixed sample period instead of sampling.period / frequency;
   // missing or 0: the common setting (tally daemon -e EVENT:PERIOD).
   std::vector<uint64_t> periods;
+  // Per event (by index): bytes of user stack copied per sample with -g dwarf instead of
+  // sampling.stack_bytes; missing or 0: the common setting (tally record --off-cpu's
+  // switch-out event copies less, as it fires at every context switch).
+  std::vector<uint32_t> stack_bytes;
   TargetKind target = TargetKind::command;
   std::vector<pid_t> pids;  // command: the child's pid; processes: the -p list
   std::vector<int> cpus;    // empty: every online CPU
@@ -68,6 +73,9 @@ struct SamplerConfig {
   // /proc for what was running already (processes: their pids; system_wide: every
   // process), with time 0, so that samples of code mapped before sampling began resolve.
   bool synthesize_existing = true;
+  // The event (by index) that also asks for PERF_RECORD_SWITCH records (attr.context_switch:
+  // every switch in and out of the followed threads, tally record --off-cpu); -1: none.
+  int context_switch_event = -1;
 };
 
 struct SamplerStats {
@@ -80,6 +88,7 @@ struct SamplerStats {
   uint64_t rings = 0;          // ring buffers mapped
   uint64_t events_opened = 0;  // perf event file descriptors
   uint64_t threads_attached = 0;  // processes: threads attached to, rescans included
+  uint64_t switches = 0;       // SWITCH records delivered (in and out)
 };
 
 class Sampler {

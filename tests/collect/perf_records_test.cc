@@ -244,6 +244,38 @@ TEST(PerfRecords, LostThrottleLostSamples) {
   EXPECT_EQ(decoded<LostSamplesRecord>(ls.words(), kFp).lost, 3u);
 }
 
+// attr.context_switch: SWITCH (per task: only the trailer) and SWITCH_CPU_WIDE (the other
+// thread's pid/tid first), out flagged in misc, preempted with SWITCH_OUT_PREEMPT.
+TEST(PerfRecords, SwitchRecords) {
+  RecordBytes out(PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT | PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+  trailer(out, 10, 11, 1000, 1, 77);
+  auto o = decoded<SwitchRecord>(out.words(), kFp);
+  EXPECT_TRUE(o.out);
+  EXPECT_TRUE(o.preempted);
+  EXPECT_EQ(o.origin.tid, 11u);
+  EXPECT_EQ(o.origin.time, 1000u);
+
+  RecordBytes in(PERF_RECORD_SWITCH_CPU_WIDE, 0);
+  trailer(in.u32(20).u32(21), 10, 11, 2000, 1, 77);
+  auto i = decoded<SwitchRecord>(in.words(), kFp);
+  EXPECT_FALSE(i.out);
+  EXPECT_FALSE(i.preempted);
+  EXPECT_EQ(i.other_pid, 20u);
+  EXPECT_EQ(i.other_tid, 21u);
+  EXPECT_EQ(i.origin.time, 2000u);
+
+  // Blocked, not preempted: the flag alone.
+  RecordBytes blocked(PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT);
+  trailer(blocked, 10, 11, 3000, 0, 77);
+  EXPECT_FALSE(decoded<SwitchRecord>(blocked.words(), kFp).preempted);
+
+  // A CPU-wide switch without the other thread's ids: refused, with what was missing.
+  RecordBytes short_wide(PERF_RECORD_SWITCH_CPU_WIDE, 0);
+  trailer(short_wide, 10, 11, 4000, 0, 77);
+  EXPECT_NE(error_of(short_wide.words(), kFp).find("next/prev pid"), std::string::npos)
+      << error_of(short_wide.words(), kFp);
+}
+
 TEST(PerfRecords, UnknownTypesAreKept) {
   RecordBytes r(PERF_RECORD_NAMESPACES, 0);
   trailer(r.u64(0).u64(0), 0, 0, 1, 0, 1);

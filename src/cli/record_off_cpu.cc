@@ -1,0 +1,119 @@
+#include "cli/record_off_cpu.h"
+
+#include <cstdio>
+#include <algorithm>
+#include <cstdlib>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "collect/event_spec.h"
+
+namespace tally::cli {
+
+namespace {
+
+constexpr uint32_t kSwitchStackBytes = 8192;
+
+bool fallback_forced() {
+  const char* value = std::getenv("TALLY_OFF_CPU_FALLBACK");
+  return value != nullptr && std::string_view(value) == "1";
+}
+
+void use_fallback(collect::SamplerConfig& config, OffCpuSetup& setup, std::string reason) {
+  if (setup.switch_event != SIZE_MAX) {
+    config.events.erase(config.events.begin() + static_cast<std::ptrdiff_t>(setup.switch_event));
+    if (setup.switch_event < config.periods.size())
+      config.periods.erase(config.periods.begin() + static_cast<std::ptrdiff_t>(setup.switch_event));
+  }
+  setup.switch_event = SIZE_MAX;
+  setup.fallback_reason = std::move(reason);
+  config.context_switch_event = 0;
+  std::fprintf(stderr,
+               "tally: note: off-CPU stacks are not recorded: %s; off-CPU time comes from "
+               "context-switch records alone (PERF_RECORD_SWITCH), per thread, preempted apart "
+               "from blocked, without stacks or the kind of wait\n",
+               setup.fallback_reason.c_str());
+}
+
+}  // namespace
+
+bool add_off_cpu_events(collect::SamplerConfig& config, OffCpuSetup& setup, std::string& error) {
+  if (!config.events.front().counts_time()) {
+    error = fmt::format("--off-cpu adds off-CPU time to on-CPU time: the first event must be "
+                        "cpu-clock or task-clock, not '{}'",
+                        config.events.front().text);
+    return false;
+  }
+  if (config.sampling.period != 0) {
+    error = "--off-cpu samples on-CPU time by frequency (-F): -c does not apply";
+    return false;
+  }
+  if (fallback_forced()) {
+    use_fallback(config, setup, "TALLY_OFF_CPU_FALLBACK=1 asks for the fallback");
+    return true;
+  }
+  auto event = collect::parse_event("context-switches");
+  if (!event) {
+    error = event.error().message;
+    return false;
+  }
+  setup.switch_event = config.events.size();
+  config.events.push_back(*event);
+  config.periods.resize(config.events.size(), 0);
+  config.periods[setup.switch_event] = 1;  // every switch
+  // A blocked thread's user stack is its calls down to a system call: a shorter copy than
+  // a CPU sample's keeps up with 100k+ switches a second (-g dwarf,SIZE lowers it further).
+  config.stack_bytes.resize(config.events.size(), 0);
+  config.stack_bytes[setup.switch_event] =
+      std::min<uint32_t>(config.sampling.stack_bytes, kSwitchStackBytes);
+  config.context_switch_event = static_cast<int>(setup.switch_event);
+  // A sample and two records per switch: a busy program switches 100k+ times a second,
+  // which fills the default rings between two reads.
+  if (config.ring_pages == 0)
+    config.ring_pages = 2048;  // 8 MiB per CPU
+  return true;
+}
+
+core::Expected<std::unique_ptr<collect::Sampler>> off_cpu_fallback_if_needed(
+    collect::SamplerConfig& config, OffCpuSetup& setup,
+    core::Expected<std::unique_ptr<collect::Sampler>> opened) {
+  if (setup.switch_event == SIZE_MAX) return opened;
+  std::string reason;
+  if (!opened) {
+    if (opened.error().kind != core::ErrorKind::unsupported) return opened;
+    reason = "the kernel refused the context-switches event: " + opened.error().message;
+  } else if ((*opened)->attr(setup.switch_event).exclude_kernel) {
+    reason = "the kernel refuses to sample its own part (see the note on kernel frames), and a "
+             "switch-out happens in the kernel";
+  } else {
+    return opened;
+  }
+  // The refused sampler's counters close before the fallback's open.
+  opened = core::Error{"", core::ErrorKind::io};
+  use_fallback(config, setup, reason);
+  return collect::Sampler::open(config);
+}
+
+void append_off_cpu_summary(std::vector<std::string>& lines, const OffCpuSetup& setup,
+                            const collect::ProfileBuilderStats& built,
+                            const collect::SamplerStats& sampled, collect::CallGraphMode mode) {
+  std::string how = setup.switch_event != SIZE_MAX
+                        ? "a context-switches sample with stack at every switch-out, "
+                          "PERF_RECORD_SWITCH for the switch-ins"
+                        : "PERF_RECORD_SWITCH records alone, without stacks (" +
+                              setup.fallback_reason + ")";
+  lines.push_back(fmt::format("off-CPU: {} spans from {}", built.off_cpu_spans, how));
+  if (setup.switch_event != SIZE_MAX && built.off_cpu_unstacked > built.off_cpu_edge)
+    lines.push_back(fmt::format("off-CPU: {} spans had no switch-out stack",
+                                built.off_cpu_unstacked - built.off_cpu_edge));
+  if (sampled.lost && mode == collect::CallGraphMode::dwarf && setup.switch_event != SIZE_MAX)
+    lines.push_back("off-CPU: records were lost: every switch-out copies the user stack with -g "
+                    "dwarf; -g fp (frame pointers) keeps up with many more switches a second");
+  if (built.off_cpu_edge)
+    lines.push_back(fmt::format("off-CPU: {} spans began before the recording or outlasted it "
+                                "(counted within the recording, label off_cpu_span)",
+                                built.off_cpu_edge));
+}
+
+}  // namespace tally::cli
