@@ -13,6 +13,9 @@
 
 #include <atomic>
 
+#include "runtime/cfi_walk.h"
+#include "runtime/unwind_index.h"
+
 namespace tally::runtime {
 namespace {
 
@@ -66,8 +69,18 @@ itimerspec timer_interval(uint64_t first_ns) {
 
 void record(ThreadSlot& slot, const void* ucontext, uint64_t units) {
   uintptr_t pcs[kMaxFrames];
-  int depth = walk_stack(registers_from_context(ucontext), slot.stack, sinks.maps, true, pcs,
-                         kMaxFrames);
+  int depth;
+  if (settings.unwinder == Unwinder::cfi) {
+    StackCut cut;
+    depth = walk_stack_cfi(enter_index_reader(), registers_from_context(ucontext), slot.stack, pcs,
+                           kMaxFrames, &cut);
+    leave_index_reader();
+    if (cut != StackCut::none) slot.stacks_cut[static_cast<int>(cut)].fetch_add(1, std::memory_order_relaxed);
+    // Code loaded since the index was built (dlopen): the service thread rebuilds it.
+    if (cut == StackCut::no_unwind_info && note_unknown_code()) sem_post(sinks.wake_service);
+  } else {
+    depth = walk_stack(registers_from_context(ucontext), slot.stack, sinks.maps, true, pcs, kMaxFrames);
+  }
   uint64_t hash = hash_stack(pcs, depth);
   slot.last_entry.valid = false;
   if (sinks.table->add(hash, pcs, depth, units, &slot.last_entry)) {

@@ -20,6 +20,7 @@
 #include "runtime/text.h"
 #include "runtime/thread_hooks.h"
 #include "runtime/thread_registry.h"
+#include "runtime/unwind_index.h"
 
 namespace tally::runtime {
 namespace {
@@ -50,6 +51,7 @@ struct Session {
   uint64_t ended_evictions = 0;
   uint64_t ended_dropped = 0;
   uint64_t ended_sampling_ns = 0;
+  uint64_t ended_stacks_cut[kStackCutKinds] = {};
   // For the frames of own_time.h: the CPU time before profiling began (a whole-run
   // profile only), and the service thread's clock when the session began.
   uint64_t start_up_ns = 0;
@@ -67,6 +69,7 @@ constinit pthread_t service_thread{};
 constinit std::atomic<uint64_t> toggle_requests{0};
 constinit uint64_t toggles_done = 0;
 constinit bool toggle_enabled = false;
+constinit bool unwinding_with_cfi = false;
 constinit unsigned toggle_count = 0;
 constinit char toggle_base[PATH_MAX] = {};
 constinit char environment_base[PATH_MAX] = {};
@@ -112,6 +115,8 @@ void add_ended_counters(const ThreadSlot& slot) {
   session.ended_evictions += slot.evictions.load(std::memory_order_relaxed);
   session.ended_dropped += slot.dropped.load(std::memory_order_relaxed);
   session.ended_sampling_ns += slot.sampling_ns.load(std::memory_order_relaxed);
+  for (int i = 0; i < kStackCutKinds; ++i)
+    session.ended_stacks_cut[i] += slot.stacks_cut[i].load(std::memory_order_relaxed);
 }
 
 struct Totals {
@@ -120,11 +125,30 @@ struct Totals {
   uint64_t evictions = 0;
   uint64_t dropped = 0;
   uint64_t sampling_ns = 0;
+  uint64_t stacks_cut[kStackCutKinds] = {};
 };
+
+void report_stacks_cut(const Totals& totals) {
+  uint64_t cut = 0;
+  for (uint64_t count : totals.stacks_cut) cut += count;
+  if (cut == 0) return;
+  char reasons[256] = {};
+  size_t used = 0;
+  for (int i = 1; i < kStackCutKinds; ++i) {
+    if (totals.stacks_cut[i] == 0 || used >= sizeof reasons) continue;
+    int written = snprintf(reasons + used, sizeof reasons - used, "%s%s: %llu", used ? ", " : "",
+                           stack_cut_name(static_cast<StackCut>(i)),
+                           static_cast<unsigned long long>(totals.stacks_cut[i]));
+    if (written > 0) used += static_cast<size_t>(written);
+  }
+  dprintf(2, "tally: %llu of %llu stacks cut short (%s)\n", static_cast<unsigned long long>(cut),
+          static_cast<unsigned long long>(totals.interrupts), reasons);
+}
 
 Totals session_totals() {
   Totals totals{session.ended_interrupts, session.ended_units, session.ended_evictions,
-                session.ended_dropped, session.ended_sampling_ns};
+                session.ended_dropped, session.ended_sampling_ns, {}};
+  for (int i = 0; i < kStackCutKinds; ++i) totals.stacks_cut[i] = session.ended_stacks_cut[i];
   for (size_t i = 0, limit = slot_limit(); i < limit; ++i) {
     const ThreadSlot& slot = slot_at(i);
     if (slot.tid.load(std::memory_order_relaxed) == 0) continue;
@@ -133,6 +157,7 @@ Totals session_totals() {
     totals.evictions += slot.evictions.load(std::memory_order_relaxed);
     totals.dropped += slot.dropped.load(std::memory_order_relaxed);
     totals.sampling_ns += slot.sampling_ns.load(std::memory_order_relaxed);
+    for (int k = 0; k < kStackCutKinds; ++k) totals.stacks_cut[k] += slot.stacks_cut[k].load(std::memory_order_relaxed);
   }
   return totals;
 }
@@ -140,6 +165,7 @@ Totals session_totals() {
 void reset_counters() {
   session.ended_interrupts = session.ended_units = 0;
   session.ended_evictions = session.ended_dropped = session.ended_sampling_ns = 0;
+  for (auto& cut : session.ended_stacks_cut) cut = 0;
   for (size_t i = 0, limit = slot_limit(); i < limit; ++i) {
     ThreadSlot& slot = slot_at(i);
     slot.interrupts.store(0, std::memory_order_relaxed);
@@ -147,6 +173,7 @@ void reset_counters() {
     slot.evictions.store(0, std::memory_order_relaxed);
     slot.dropped.store(0, std::memory_order_relaxed);
     slot.sampling_ns.store(0, std::memory_order_relaxed);
+    for (auto& cut : slot.stacks_cut) cut.store(0, std::memory_order_relaxed);
   }
 }
 
@@ -245,6 +272,9 @@ void* service_main(void*) {
     // Woken early when the eviction queue fills up.
     sem_timedwait(&service_wake, &deadline);
     if (toggle_enabled) run_toggles();
+    // Images loaded or unloaded other than through dlopen/dlclose (dl_hooks.cc): the
+    // loader's counts tell.
+    if (sampling() && unwinding_with_cfi) refresh_unwind_index(false);
     Lock writer(writer_lock);
     if (file.is_open()) {
       move_samples_to_file(false);
@@ -286,6 +316,14 @@ int frequency_from_environment() {
     return kDefaultFrequency;
   }
   return static_cast<int>(frequency);
+}
+
+Unwinder unwinder_from_environment() {
+  const char* text = getenv("CPUPROFILE_UNWIND");
+  if (text == nullptr || *text == '\0' || strcmp(text, "cfi") == 0) return Unwinder::cfi;
+  if (strcmp(text, "fp") == 0) return Unwinder::frame_pointers;
+  dprintf(2, "tally: CPUPROFILE_UNWIND=%s is not fp or cfi; using cfi\n", text);
+  return Unwinder::cfi;
 }
 
 bool set_in_environment(const char* name) {
@@ -389,6 +427,7 @@ bool start_profiling(const char* path, const StartOptions& options) {
   settings.clock = set_in_environment("CPUPROFILE_REALTIME") ? SampleClock::wall : SampleClock::cpu;
   settings.mechanism = set_in_environment("CPUPROFILE_PER_THREAD_TIMERS") ? Mechanism::posix_timer
                                                                            : Mechanism::perf_event;
+  settings.unwinder = unwinder_from_environment();
   settings.signal = choose_sample_signal();
   settings.filter = options.filter;
   settings.filter_arg = options.filter_arg;
@@ -403,6 +442,11 @@ bool start_profiling(const char* path, const StartOptions& options) {
       return false;
     }
     maps.capture();
+    if (settings.unwinder == Unwinder::cfi && !refresh_unwind_index(true)) {
+      dprintf(2, "tally: cannot map the unwind rules; walking frame pointers\n");
+      settings.unwinder = Unwinder::frame_pointers;
+    }
+    unwinding_with_cfi = settings.unwinder == Unwinder::cfi;
     if (!file.open(path, settings.period_ns / 1000)) {
       dprintf(2, "tally: cannot write the profile %s: %s\n", path, strerror(errno));
       return false;
@@ -458,6 +502,7 @@ void stop_profiling() {
   dprintf(2, "PROFILE: interrupts/evictions/bytes = %llu/%llu/%llu\n",
           static_cast<unsigned long long>(totals.interrupts),
           static_cast<unsigned long long>(records), static_cast<unsigned long long>(bytes));
+  report_stacks_cut(totals);
   if (totals.dropped > 0) {
     dprintf(2, "tally: %llu sampling periods dropped (the writer fell behind)\n",
             static_cast<unsigned long long>(totals.dropped));
