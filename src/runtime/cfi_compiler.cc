@@ -1,5 +1,6 @@
 #include "runtime/cfi_compiler.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace tally::runtime {
@@ -66,6 +67,11 @@ struct Cursor {
     position += bytes;
   }
 };
+
+// factor * value as two's complement (wrapping): offsets from untrusted input may be huge.
+int64_t scaled(uint64_t value, int64_t factor) {
+  return static_cast<int64_t>(value * static_cast<uint64_t>(factor));
+}
 
 // A DW_EH_PE_* encoded pointer; `section_address` makes pc-relative ones absolute.
 bool read_pointer(Cursor& cursor, uint8_t encoding, uint64_t section_address, uint64_t* out) {
@@ -225,7 +231,7 @@ struct Interpreter {
       uint8_t low = op & 0x3f;
       switch (op >> 6) {
         case 1: advance(low * cie.code_align); continue;
-        case 2: set_rule(low, SavedAt::cfa_offset, static_cast<int64_t>(code.uleb()) * cie.data_align); continue;
+        case 2: set_rule(low, SavedAt::cfa_offset, scaled(code.uleb(), cie.data_align)); continue;
         case 3: restore_rule(low); continue;
         default: break;
       }
@@ -242,7 +248,7 @@ struct Interpreter {
         case 0x04: advance(code.fixed(4) * cie.code_align); break;
         case 0x05: {
           uint64_t reg = code.uleb();
-          set_rule(reg, SavedAt::cfa_offset, static_cast<int64_t>(code.uleb()) * cie.data_align);
+          set_rule(reg, SavedAt::cfa_offset, scaled(code.uleb(), cie.data_align));
           break;
         }
         case 0x06: restore_rule(code.uleb()); break;
@@ -291,15 +297,15 @@ struct Interpreter {
         }
         case 0x11: {
           uint64_t reg = code.uleb();
-          set_rule(reg, SavedAt::cfa_offset, code.sleb() * cie.data_align);
+          set_rule(reg, SavedAt::cfa_offset, scaled(static_cast<uint64_t>(code.sleb()), cie.data_align));
           break;
         }
         case 0x12: {
           set_cfa_register(code.uleb());
-          state.cfa_offset = code.sleb() * cie.data_align;
+          state.cfa_offset = scaled(static_cast<uint64_t>(code.sleb()), cie.data_align);
           break;
         }
-        case 0x13: state.cfa_offset = code.sleb() * cie.data_align; break;
+        case 0x13: state.cfa_offset = scaled(static_cast<uint64_t>(code.sleb()), cie.data_align); break;
         case 0x14:
         case 0x15: {  // val_offset: the register's value is CFA + N, not stored
           uint64_t reg = code.uleb();
@@ -310,7 +316,7 @@ struct Interpreter {
         case 0x2e: code.uleb(); break;  // GNU_args_size
         case 0x2f: {                    // GNU_negative_offset_extended
           uint64_t reg = code.uleb();
-          set_rule(reg, SavedAt::cfa_offset, -static_cast<int64_t>(code.uleb()) * cie.data_align);
+          set_rule(reg, SavedAt::cfa_offset, scaled(0 - code.uleb(), cie.data_align));
           break;
         }
         default: return false;
@@ -463,6 +469,47 @@ CompileResult compile_eh_frame(const EhFrameSection& section, RowSink sink, void
     offset = next;
   }
   return result;
+}
+
+namespace {
+
+bool row_before(const UnwindRow& a, const UnwindRow& b) {
+  if (a.address != b.address) return a.address < b.address;
+  return (a.kind != RuleKind::none) < (b.kind != RuleKind::none);
+}
+
+bool same_rule(const UnwindRow& a, const UnwindRow& b) {
+  return a.kind == b.kind && a.cfa_offset == b.cfa_offset && a.rbp_offset == b.rbp_offset && a.rbp == b.rbp;
+}
+
+}  // namespace
+
+size_t sort_unwind_rows(UnwindRow* rows, size_t count) {
+  std::sort(rows, rows + count, row_before);
+  size_t kept = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const UnwindRow& row = rows[i];
+    if (kept > 0 && rows[kept - 1].address == row.address) {
+      rows[kept - 1] = row;
+      // The replaced row may now repeat the rule before it.
+      if (kept > 1 && same_rule(rows[kept - 2], rows[kept - 1])) --kept;
+    } else if (kept == 0 || !same_rule(rows[kept - 1], row)) {
+      rows[kept++] = row;
+    }
+  }
+  return kept;
+}
+
+const UnwindRow* find_unwind_row(const UnwindRow* rows, size_t count, uint64_t address) {
+  size_t low = 0, high = count;  // the first row past `address` is at `low` when they meet
+  while (low < high) {
+    size_t middle = low + (high - low) / 2;
+    if (rows[middle].address <= address) low = middle + 1;
+    else high = middle;
+  }
+  if (low == 0) return nullptr;
+  const UnwindRow* row = &rows[low - 1];
+  return row->kind == RuleKind::none ? nullptr : row;
 }
 
 }  // namespace tally::runtime

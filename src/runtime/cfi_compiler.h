@@ -56,4 +56,13 @@ using RowSink = void (*)(void* context, const UnwindRow& row);
 // Rows of FDEs that precede a malformed entry have been delivered.
 CompileResult compile_eh_frame(const EhFrameSection& section, RowSink sink, void* context);
 
+// Sorts rows by address and merges them in place: at one address the start of a function
+// wins over the end (RuleKind::none) of the one before; runs of one rule become one row.
+// Returns the rows kept. Not async-signal-safe (std::sort), allocates nothing.
+size_t sort_unwind_rows(UnwindRow* rows, size_t count);
+
+// The row of sorted rows whose range holds `address`, or nullptr (none there).
+// Async-signal-safe.
+const UnwindRow* find_unwind_row(const UnwindRow* rows, size_t count, uint64_t address);
+
 }  // namespace tally::runtime

@@ -128,21 +128,27 @@ struct Totals {
   uint64_t stacks_cut[kStackCutKinds] = {};
 };
 
-void report_stacks_cut(const Totals& totals) {
+// "N of M samples (REASON: n, ...)"; returns N.
+uint64_t describe_stacks_cut(const Totals& totals, char* text, size_t size) {
   uint64_t cut = 0;
   for (uint64_t count : totals.stacks_cut) cut += count;
-  if (cut == 0) return;
-  char reasons[256] = {};
   size_t used = 0;
+  auto add = [&](int written) {
+    if (written > 0) used = used + static_cast<size_t>(written) < size ? used + static_cast<size_t>(written) : size - 1;
+  };
+  add(snprintf(text, size, "%llu of %llu samples", static_cast<unsigned long long>(cut),
+               static_cast<unsigned long long>(totals.interrupts)));
+  if (cut == 0) return 0;
+  add(snprintf(text + used, size - used, " ("));
+  bool first = true;
   for (int i = 1; i < kStackCutKinds; ++i) {
-    if (totals.stacks_cut[i] == 0 || used >= sizeof reasons) continue;
-    int written = snprintf(reasons + used, sizeof reasons - used, "%s%s: %llu", used ? ", " : "",
-                           stack_cut_name(static_cast<StackCut>(i)),
-                           static_cast<unsigned long long>(totals.stacks_cut[i]));
-    if (written > 0) used += static_cast<size_t>(written);
+    if (totals.stacks_cut[i] == 0) continue;
+    add(snprintf(text + used, size - used, "%s%s: %llu", first ? "" : ", ",
+                 stack_cut_name(static_cast<StackCut>(i)), static_cast<unsigned long long>(totals.stacks_cut[i])));
+    first = false;
   }
-  dprintf(2, "tally: %llu of %llu stacks cut short (%s)\n", static_cast<unsigned long long>(cut),
-          static_cast<unsigned long long>(totals.interrupts), reasons);
+  add(snprintf(text + used, size - used, ")"));
+  return cut;
 }
 
 Totals session_totals() {
@@ -492,8 +498,13 @@ void stop_profiling() {
   append_own_time(totals, session.period_us * 1000);
   uint64_t records = file.records();
   uint64_t bytes = file.bytes();
+  // With the CFI walk, the profile says how many stacks did not reach their thread's root.
+  char stacks_cut[256];
+  uint64_t cut = describe_stacks_cut(totals, stacks_cut, sizeof stacks_cut);
+  char note[300] = {};
+  if (unwinding_with_cfi) snprintf(note, sizeof note, "# tally: stacks cut short: %s\n", stacks_cut);
   ProfileFile::Completed completed;
-  bool complete = file.finish(completed);
+  bool complete = file.finish(completed, note);
   session.active = false;
   writer.release();
   control.release();
@@ -502,7 +513,7 @@ void stop_profiling() {
   dprintf(2, "PROFILE: interrupts/evictions/bytes = %llu/%llu/%llu\n",
           static_cast<unsigned long long>(totals.interrupts),
           static_cast<unsigned long long>(records), static_cast<unsigned long long>(bytes));
-  report_stacks_cut(totals);
+  if (cut > 0) dprintf(2, "tally: stacks cut short: %s\n", stacks_cut);
   if (totals.dropped > 0) {
     dprintf(2, "tally: %llu sampling periods dropped (the writer fell behind)\n",
             static_cast<unsigned long long>(totals.dropped));

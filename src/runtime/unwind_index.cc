@@ -6,7 +6,6 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include <algorithm>
 #include <atomic>
 
 namespace tally::runtime {
@@ -106,31 +105,6 @@ int add_image(dl_phdr_info* info, size_t, void* context) {
   return 0;
 }
 
-// The order of the handler's binary search; at one address, the end of one function
-// (RuleKind::none) comes before the start of the next, which wins.
-bool row_before(const UnwindRow& a, const UnwindRow& b) {
-  if (a.address != b.address) return a.address < b.address;
-  return (a.kind != RuleKind::none) < (b.kind != RuleKind::none);
-}
-
-bool same_rule(const UnwindRow& a, const UnwindRow& b) {
-  return a.kind == b.kind && a.cfa_offset == b.cfa_offset && a.rbp_offset == b.rbp_offset && a.rbp == b.rbp;
-}
-
-void sort_and_merge(UnwindIndex& index) {
-  std::sort(index.rows, index.rows + index.count, row_before);
-  size_t kept = 0;
-  for (size_t i = 0; i < index.count; ++i) {
-    const UnwindRow& row = index.rows[i];
-    if (kept > 0 && index.rows[kept - 1].address == row.address) {
-      index.rows[kept - 1] = row;
-    } else if (kept == 0 || !same_rule(index.rows[kept - 1], row)) {
-      index.rows[kept++] = row;
-    }
-  }
-  index.count = kept;
-}
-
 void free_retired() {
   if (readers.load(std::memory_order_seq_cst) != 0) return;
   for (auto& old : retired) {
@@ -198,7 +172,7 @@ bool refresh_unwind_index(bool force) {
     pthread_mutex_unlock(&build_lock);
     return false;
   }
-  sort_and_merge(*builder.index);
+  builder.index->count = sort_unwind_rows(builder.index->rows, builder.index->count);
   unknown_code.store(false, std::memory_order_relaxed);
   UnwindIndex* replaced = current.exchange(builder.index, std::memory_order_seq_cst);
   if (replaced != nullptr) retire(replaced);
@@ -214,15 +188,7 @@ const UnwindIndex* enter_index_reader() {
 void leave_index_reader() { readers.fetch_sub(1, std::memory_order_seq_cst); }
 
 const UnwindRow* find_unwind_row(const UnwindIndex& index, uint64_t address) {
-  size_t low = 0, high = index.count;  // the first row past `address` is in [low, high]
-  while (low < high) {
-    size_t middle = low + (high - low) / 2;
-    if (index.rows[middle].address <= address) low = middle + 1;
-    else high = middle;
-  }
-  if (low == 0) return nullptr;
-  const UnwindRow* row = &index.rows[low - 1];
-  return row->kind == RuleKind::none ? nullptr : row;
+  return find_unwind_row(index.rows, index.count, address);
 }
 
 bool note_unknown_code() { return !unknown_code.exchange(true, std::memory_order_relaxed); }

@@ -90,6 +90,9 @@ class UnwindTest : public ::testing::Test {
                                      .timeout_seconds = 120});
     EXPECT_EQ(run.exit_code, 0) << run.describe();
     if (err != nullptr) *err = run.err;
+    RunResult summary = run_tally({"cat", "--summary", path});
+    EXPECT_EQ(summary.exit_code, 0) << summary.describe();
+    summary_ = summary.out;
     RunResult traces = test::run({pprof_, "-traces", UNWIND_WORKLOAD, path}, {.timeout_seconds = 120});
     EXPECT_EQ(traces.exit_code, 0) << traces.describe();
     return parse_traces(traces.out);
@@ -114,6 +117,9 @@ class UnwindTest : public ::testing::Test {
     double samples = program_us(stacks) / (1e6 / frequency);
     ASSERT_GT(samples, 0.5 * 3 * 0.6 * frequency) << "too few samples to judge";
     EXPECT_GE(whole_fraction(stacks), 0.99);
+    auto [cut, samples_taken] = stacks_cut();
+    ASSERT_GE(cut, 0) << "tally cat --summary gives the stacks cut:\n" << summary_;
+    EXPECT_LE(cut, samples_taken / 100);
 
     // Every sample in the recursion's leaf has the whole recursion (42 frames) above it.
     double leaf_us = 0;
@@ -144,7 +150,16 @@ class UnwindTest : public ::testing::Test {
     EXPECT_NEAR(ratio, 2.0, 3 * sigma) << n_twice << " vs " << n_once << " samples";
   }
 
+  // `tally cat --summary`'s line "tally.stacks_cut N of M samples (...)": N and M.
+  std::pair<long, long> stacks_cut() const {
+    std::smatch match;
+    static const std::regex line(R"(tally\.stacks_cut\s+([0-9]+) of ([0-9]+) samples)");
+    if (!std::regex_search(summary_, match, line)) return {-1, -1};
+    return {std::stol(match[1].str()), std::stol(match[2].str())};
+  }
+
   std::string pprof_;
+  std::string summary_;  // of the latest profile
   TempDir dir_;
 };
 
@@ -222,6 +237,25 @@ TEST_F(UnwindTest, StacksThroughALibraryDlopenedAndDlclosed) {
   ASSERT_GT(callback_us, 0.5e6);
   EXPECT_GE(through_library_us / callback_us, 0.95);
   EXPECT_GE(whole_fraction(stacks), 0.95);
+}
+
+// Code without CFI (an anonymous executable mapping, as a JIT makes): each sample's stack
+// ends with the named frame "[tally: stack cut: no unwind info]" right above the unknown
+// pc, and the profile counts them (tally cat --summary).
+TEST_F(UnwindTest, StacksThroughCodeWithoutCfiAreMarkedCut) {
+  std::string err;
+  auto stacks = profile({"jit", "0.4"}, 1000, "cfi", &err);
+  double marked_us = 0, total_us = program_us(stacks);
+  for (const auto& stack : stacks) {
+    if (stack.own_time() || stack.frames.back() != "[tally: stack cut: no unwind info]") continue;
+    EXPECT_EQ(stack.frames.size(), 2u) << "the unknown pc, then the mark";
+    marked_us += stack.us;
+  }
+  EXPECT_GT(marked_us, 0.8 * total_us);
+  auto [cut, samples_taken] = stacks_cut();
+  EXPECT_GT(cut, samples_taken * 8 / 10) << summary_;
+  EXPECT_NE(summary_.find("no unwind info: "), std::string::npos) << summary_;
+  EXPECT_NE(err.find("tally: stacks cut short: "), std::string::npos) << err;
 }
 
 }  // namespace

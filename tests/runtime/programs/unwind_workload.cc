@@ -8,12 +8,15 @@
 //              called from split_caller_twice (2 parts) and split_caller_once (1 part).
 //   sort       comparators burning CPU inside std::sort (compare_for_std_sort) and
 //              libc's qsort (compare_for_qsort), from sort_with_std / sort_with_qsort.
+//   jit        jit_caller calls a loop copied into an anonymous executable mapping (code
+//              without CFI, as a JIT's): its samples' stacks are cut, and say so.
 //   dlopen     rounds of dlopen(LIBRARY), library_calls_back(dlopened_callback) (the
 //              library's frame is on the stack during the samples), dlclose.
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <string>
@@ -82,6 +85,20 @@ NOINLINE void sort_with_qsort(std::vector<int> values) {
 
 NOINLINE void dlopened_callback(double seconds) { BURN(seconds); }
 
+// mov %rdi,%rax; 1: dec %rax; jnz 1b; ret
+NOINLINE int jit_caller(double seconds) {
+  static const unsigned char loop[] = {0x48, 0x89, 0xf8, 0x48, 0xff, 0xc8, 0x75, 0xfb, 0xc3};
+  void* code = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (code == MAP_FAILED) return 1;
+  memcpy(code, loop, sizeof loop);
+  if (mprotect(code, 4096, PROT_READ | PROT_EXEC) != 0) return 1;
+  auto run = reinterpret_cast<void (*)(uint64_t)>(code);
+  double end = thread_cpu_seconds() + seconds;
+  while (thread_cpu_seconds() < end) run(10'000'000);
+  burn_sink = burn_sink + 1;
+  return 0;
+}
+
 NOINLINE int run_library_round(const char* library, double seconds) {
   void* handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
@@ -122,6 +139,7 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
+  if (mode == "jit") return jit_caller(seconds);
   if (mode == "dlopen" && argc > 3) {
     for (int round = 0; round < 5; ++round) {
       if (run_library_round(argv[3], seconds / 5) != 0) return 1;
