@@ -368,9 +368,11 @@ ThreadSlot* register_calling_thread() {
 void before_fork() {
   pthread_mutex_lock(&control_lock);
   pthread_mutex_lock(&writer_lock);
+  lock_index_for_fork();
 }
 
 void after_fork_in_parent() {
+  unlock_index_after_fork_in_parent();
   pthread_mutex_unlock(&writer_lock);
   pthread_mutex_unlock(&control_lock);
 }
@@ -381,6 +383,7 @@ void after_fork_in_parent() {
 void after_fork_in_child() {
   control_lock = PTHREAD_MUTEX_INITIALIZER;
   writer_lock = PTHREAD_MUTEX_INITIALIZER;
+  reset_index_after_fork_in_child();
   bool continue_profiling = session.active && session.from_environment;
   service_deferred = false;
   close_inherited_timers_after_fork();
@@ -404,6 +407,7 @@ void after_fork_in_child() {
     StartOptions options;
     options.from_environment = true;
     options.defer_writer = true;
+    options.after_fork = true;
     start_profiling(path, options);
   }
 }
@@ -448,7 +452,10 @@ bool start_profiling(const char* path, const StartOptions& options) {
       return false;
     }
     maps.capture();
-    if (settings.unwinder == Unwinder::cfi && !refresh_unwind_index(true)) {
+    // A forked child keeps its parent's index: no dl_iterate_phdr in the child before the
+    // program itself calls the loader (another thread may have held its lock at the fork).
+    bool index_ready = options.after_fork && have_unwind_index();
+    if (settings.unwinder == Unwinder::cfi && !index_ready && !refresh_unwind_index(false)) {
       dprintf(2, "tally: cannot map the unwind rules; walking frame pointers\n");
       settings.unwinder = Unwinder::frame_pointers;
     }
@@ -470,7 +477,9 @@ bool start_profiling(const char* path, const StartOptions& options) {
   if (!service_deferred) start_service_thread();
   session.writer_ns_at_start = writer_cpu_ns();
   register_calling_thread();
-  adopt_unseen_threads();
+  // A forked child has this one thread, and must not allocate here: an ASan-built
+  // program's allocator is still locked while fork handlers run (opendir mallocs).
+  if (!options.after_fork) adopt_unseen_threads();
 
   SampleSinks sinks{&table, &queue, &maps, &service_wake};
   if (!begin_sampling(settings, sinks)) {

@@ -180,6 +180,15 @@ bool refresh_unwind_index(bool force) {
   return true;
 }
 
+void lock_index_for_fork() { pthread_mutex_lock(&build_lock); }
+void unlock_index_after_fork_in_parent() { pthread_mutex_unlock(&build_lock); }
+void reset_index_after_fork_in_child() {
+  build_lock = PTHREAD_MUTEX_INITIALIZER;
+  // Handlers of the parent's other threads were counted; those threads are gone.
+  readers.store(0, std::memory_order_relaxed);
+}
+bool have_unwind_index() { return current.load(std::memory_order_acquire) != nullptr; }
+
 const UnwindIndex* enter_index_reader() {
   readers.fetch_add(1, std::memory_order_seq_cst);
   return current.load(std::memory_order_seq_cst);

@@ -33,6 +33,14 @@ struct UnwindIndex {
 // for it could not be mapped.
 bool refresh_unwind_index(bool force);
 
+// fork: the parent holds the build lock across it (no index half-built, and no
+// dl_iterate_phdr of ours under way, whose loader lock the child would inherit taken);
+// the child gets the lock back free and keeps the parent's index (same mappings).
+void lock_index_for_fork();
+void unlock_index_after_fork_in_parent();
+void reset_index_after_fork_in_child();
+bool have_unwind_index();
+
 // The handler's side. Async-signal-safe.
 const UnwindIndex* enter_index_reader();
 void leave_index_reader();
