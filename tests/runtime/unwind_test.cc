@@ -35,8 +35,12 @@ struct Stack {
     for (const auto& frame : frames) count += frame.starts_with(prefix);
     return count;
   }
-  // The thread's root: main's callers, or a thread's start (clone3 / clone).
-  bool whole() const { return has("main") || has("start_thread"); }
+  // The thread's root: main or a thread's start_thread, or the outermost frames themselves
+  // (_start for code before main or after it returns, clone3 / clone).
+  bool whole() const {
+    const std::string& root = frames.back();
+    return has("main") || has("start_thread") || root == "_start" || root == "clone3" || root == "clone";
+  }
   // libtally's own frames (own_time.h): one frame, not a stack of the program.
   bool own_time() const {
     return frames.size() == 1 && (frames[0].starts_with("[tally: sampling") ||
