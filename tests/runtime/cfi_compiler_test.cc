@@ -11,6 +11,7 @@
 #include <gelf.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -84,10 +85,18 @@ bool saved_at_cfa(const Dwarf_Op* ops, size_t count, int64_t* offset) {
   return true;
 }
 
+Expected libdw_rule_of(Dwarf_Frame* frame);
+
 Expected libdw_rule(Dwarf_CFI* cfi, uint64_t address) {
-  Expected expected;
   Dwarf_Frame* frame = nullptr;
-  if (dwarf_cfi_addrframe(cfi, address, &frame) != 0) return expected;
+  if (dwarf_cfi_addrframe(cfi, address, &frame) != 0) return Expected{};
+  Expected expected = libdw_rule_of(frame);
+  free(frame);  // the caller's, says libdw.h
+  return expected;
+}
+
+Expected libdw_rule_of(Dwarf_Frame* frame) {
+  Expected expected;
   expected.covered = true;
   bool signal = false;
   int ra_register = dwarf_frame_info(frame, nullptr, nullptr, &signal);
