@@ -36,10 +36,15 @@ int frequency_from_environment() {
 
 Unwinder unwinder_from_environment() {
   const char* text = getenv("CPUPROFILE_UNWIND");
-  if (text == nullptr || *text == '\0' || strcmp(text, "cfi") == 0) return Unwinder::cfi;
-  if (strcmp(text, "fp") == 0) return Unwinder::frame_pointers;
-  dprintf(2, "tally: CPUPROFILE_UNWIND=%s is not fp or cfi; using cfi\n", text);
+  if (text != nullptr && strcmp(text, "fp") == 0) return Unwinder::frame_pointers;
+  if (text != nullptr && *text != '\0' && strcmp(text, "cfi") != 0)
+    dprintf(2, "tally: CPUPROFILE_UNWIND=%s is not fp or cfi; using the default\n", text);
+#if defined(__x86_64__)
   return Unwinder::cfi;
+#else
+  // The compiled rules are x86-64's (cfi_compiler.h): elsewhere frame pointers.
+  return Unwinder::frame_pointers;
+#endif
 }
 
 bool set_in_environment(const char* name) {
