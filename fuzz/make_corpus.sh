@@ -136,6 +136,11 @@ for elf in "$shared"/fixtures/bin/split /lib/x86_64-linux-gnu/liblzma.so.5; do
   objcopy --dump-section .eh_frame="$out/fuzz_call_frames/$(basename "$elf").eh_frame" \
     "$elf" /dev/null 2>/dev/null || true
 done
+# libtally's CFI compiler: the same real sections, and the vDSO-sized libz's.
+mkdir -p "$out/fuzz_runtime_cfi"
+cp "$out"/fuzz_call_frames/*.eh_frame "$out/fuzz_runtime_cfi/" 2>/dev/null || true
+objcopy --dump-section .eh_frame="$out/fuzz_runtime_cfi/libz.eh_frame" \
+  /lib/x86_64-linux-gnu/libz.so.1 /dev/null 2>/dev/null || true
 mkdir -p "$out/fuzz_perf_records"
 # A ring of the records tally record reads (MMAP2 with a build id, COMM exec, FORK, two
 # SAMPLEs with callchains, LOST, EXIT), behind the target's 16-byte layout header (IP, TID,

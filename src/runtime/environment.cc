@@ -2,8 +2,11 @@
 // CPUPROFILE starts profiling into that file at once, or, with CPUPROFILESIGNAL, the
 // signal toggles profiling into CPUPROFILE.0, .1, ... A profile still running when the
 // program returns from main or calls exit() is written then.
-// (CPUPROFILE_FREQUENCY, CPUPROFILE_REALTIME, CPUPROFILE_PER_THREAD_TIMERS and
-// CPUPROFILE_TIMER_SIGNAL are read at every start, by the session.)
+// CPUPROFILE_FREQUENCY, CPUPROFILE_REALTIME, CPUPROFILE_PER_THREAD_TIMERS and
+// CPUPROFILE_UNWIND are read at every start (sampling_environment(), for the session);
+// CPUPROFILE_TIMER_SIGNAL where the signal is chosen (sampler.cc).
+#include "runtime/environment.h"
+
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +17,41 @@
 
 namespace tally::runtime {
 namespace {
+
+constexpr int kDefaultFrequency = 100;  // gperftools' default
+constexpr int kMaxFrequency = 100'000;  // perf's hrtimer floor is 10 us
+
+int frequency_from_environment() {
+  const char* text = getenv("CPUPROFILE_FREQUENCY");
+  if (text == nullptr || *text == '\0') return kDefaultFrequency;
+  char* end = nullptr;
+  long frequency = strtol(text, &end, 10);
+  if (*end != '\0' || frequency <= 0 || frequency > kMaxFrequency) {
+    dprintf(2, "tally: CPUPROFILE_FREQUENCY=%s is not in 1..%d; using %d\n", text, kMaxFrequency,
+            kDefaultFrequency);
+    return kDefaultFrequency;
+  }
+  return static_cast<int>(frequency);
+}
+
+Unwinder unwinder_from_environment() {
+  const char* text = getenv("CPUPROFILE_UNWIND");
+  if (text != nullptr && strcmp(text, "fp") == 0) return Unwinder::frame_pointers;
+  if (text != nullptr && *text != '\0' && strcmp(text, "cfi") != 0)
+    dprintf(2, "tally: CPUPROFILE_UNWIND=%s is not fp or cfi; using the default\n", text);
+#if defined(__x86_64__)
+  return Unwinder::cfi;
+#else
+  // The compiled rules are x86-64's (cfi_compiler.h): elsewhere frame pointers.
+  return Unwinder::frame_pointers;
+#endif
+}
+
+bool set_in_environment(const char* name) {
+  const char* value = getenv(name);
+  return value != nullptr && *value != '\0';
+}
+
 
 void on_toggle_signal(int) { request_toggle(); }
 
@@ -55,4 +93,14 @@ __attribute__((constructor)) void start_from_environment() {
 __attribute__((destructor)) void stop_at_exit() { stop_profiling(); }
 
 }  // namespace
+
+SamplingEnvironment sampling_environment() {
+  SamplingEnvironment environment;
+  environment.frequency = frequency_from_environment();
+  environment.realtime = set_in_environment("CPUPROFILE_REALTIME");
+  environment.per_thread_timers = set_in_environment("CPUPROFILE_PER_THREAD_TIMERS");
+  environment.unwinder = unwinder_from_environment();
+  return environment;
+}
+
 }  // namespace tally::runtime

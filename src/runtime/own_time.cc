@@ -2,29 +2,12 @@
 
 #include <time.h>
 
-// The frames' functions, named as a report should print them (the assembler takes any name
-// in quotes). Never called: only their addresses are recorded. `nop; ret` is valid on
-// x86-64 and AArch64 alike.
-#define TALLY_OWN_TIME_FUNCTION(name)          \
-  ".globl \"" name "\"\n"                      \
-  ".type \"" name "\", %function\n"            \
-  "\"" name "\":\n"                            \
-  "  nop\n"                                    \
-  "  ret\n"                                    \
-  ".size \"" name "\", .-\"" name "\"\n"
+#include "runtime/named_frame.h"
 
-asm(".text\n" TALLY_OWN_TIME_FUNCTION("[tally: sampling]")
-        TALLY_OWN_TIME_FUNCTION("[tally: writing the profile]")
-            TALLY_OWN_TIME_FUNCTION("[not profiled: process start-up]"));
-
-// The C++ names of those functions. GCC copies an asm label into its assembly as written,
-// so a name with spaces needs the quotes; clang quotes the label itself and would take the
-// quotes as part of the name.
-#if defined(__clang__)
-#define TALLY_ASM_LABEL(name) name
-#else
-#define TALLY_ASM_LABEL(name) "\"" name "\""
-#endif
+// The frames' functions, named as a report should print them.
+asm(".text\n" TALLY_NAMED_FRAME_FUNCTION("[tally: sampling]")
+        TALLY_NAMED_FRAME_FUNCTION("[tally: writing the profile]")
+            TALLY_NAMED_FRAME_FUNCTION("[not profiled: process start-up]"));
 
 extern "C" {
 void own_time_sampling() __asm__(TALLY_ASM_LABEL("[tally: sampling]"));

@@ -177,7 +177,7 @@ bool ProfileFile::flush_buffer() {
   return !failed_;
 }
 
-bool ProfileFile::write_tail(int fd) {
+bool ProfileFile::write_tail(int fd, const char* note) {
   if (!write_all(fd, kTrailer, sizeof kTrailer)) return false;
   // The mapped objects, as gperftools writes them: /proc/self/maps verbatim.
   int maps = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
@@ -194,6 +194,8 @@ bool ProfileFile::write_tail(int fd) {
     }
   }
   close(maps);
+  // Readers of the maps skip a line that is not a mapping (pprof, google-pprof, tally).
+  if (ok && note != nullptr && *note != '\0') ok = write_all(fd, note, strlen(note));
   return ok;
 }
 
@@ -209,10 +211,10 @@ bool ProfileFile::snapshot(Completed& completed) {
   return true;
 }
 
-bool ProfileFile::finish(Completed& completed) {
+bool ProfileFile::finish(Completed& completed, const char* note) {
   if (!temp_.open) return false;
   bool ok = flush_buffer();
-  if (ok && lseek(temp_.fd, 0, SEEK_END) >= 0 && write_tail(temp_.fd)) {
+  if (ok && lseek(temp_.fd, 0, SEEK_END) >= 0 && write_tail(temp_.fd, note)) {
     hand_over(temp_, completed);
     return true;
   }

@@ -46,7 +46,8 @@ class ProfileFile {
   // A complete profile of everything appended so far, to publish; writing goes on.
   bool snapshot(Completed& completed);
   // Trailer and mapped objects: the file is complete, to publish. Closes this one.
-  bool finish(Completed& completed);
+  // `note` (may be null): one more line after the mapped objects, "# tally: ...".
+  bool finish(Completed& completed, const char* note = nullptr);
   // A forked child's copy of the parent's file: closed, nothing published or removed.
   void abandon();
 
@@ -56,7 +57,7 @@ class ProfileFile {
  private:
   bool create_temp(Temp& temp);
   static void discard(Temp& temp);
-  static bool write_tail(int fd);
+  static bool write_tail(int fd, const char* note = nullptr);
   void hand_over(Temp& temp, Completed& completed) const;
 
   Temp temp_;

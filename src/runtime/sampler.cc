@@ -13,14 +13,22 @@
 
 #include <atomic>
 
+#include "runtime/cfi_walk.h"
+#include "runtime/unwind_index.h"
+
 namespace tally::runtime {
 namespace {
 
-constinit SamplerSettings settings;
-constinit SampleSinks sinks;
-constinit std::atomic<bool> running{false};
-constinit bool handler_installed[_NSIG] = {};
-constinit bool warned_perf_refused = false;
+// The sampler's state, one object (the handler reads settings and sinks, published by
+// `running`; the rest is the control lock's).
+struct Sampler {
+  SamplerSettings settings;
+  SampleSinks sinks;
+  std::atomic<bool> running{false};
+  bool handler_installed[_NSIG] = {};
+  bool warned_perf_refused = false;
+};
+constinit Sampler sampler;
 
 uint64_t read_clock(clockid_t clock) {
   timespec now{};
@@ -43,8 +51,8 @@ uint64_t next_interval(ThreadSlot& slot) {
   x ^= x << 25;
   x ^= x >> 27;
   slot.random_state = x;
-  uint64_t phase = ((x * 0x2545f4914f6cdd1dULL) >> 11) % settings.period_ns;
-  uint64_t interval = settings.period_ns - slot.phase_ns + phase;
+  uint64_t phase = ((x * 0x2545f4914f6cdd1dULL) >> 11) % sampler.settings.period_ns;
+  uint64_t interval = sampler.settings.period_ns - slot.phase_ns + phase;
   slot.phase_ns = phase;
   return interval < kMinInterval ? kMinInterval : interval;
 }
@@ -52,29 +60,39 @@ uint64_t next_interval(ThreadSlot& slot) {
 void seed(ThreadSlot& slot, int tid) {
   slot.random_state = 0x9e3779b97f4a7c15ULL * (static_cast<uint64_t>(tid) + 1) ^ slot.last_ns;
   if (slot.random_state == 0) slot.random_state = 1;
-  slot.phase_ns = settings.period_ns;  // the first sample falls inside the first period
+  slot.phase_ns = sampler.settings.period_ns;  // the first sample falls inside the first period
 }
 
 itimerspec timer_interval(uint64_t first_ns) {
   itimerspec interval;
   interval.it_value.tv_sec = static_cast<time_t>(first_ns / 1'000'000'000ULL);
   interval.it_value.tv_nsec = static_cast<long>(first_ns % 1'000'000'000ULL);
-  interval.it_interval.tv_sec = static_cast<time_t>(settings.period_ns / 1'000'000'000ULL);
-  interval.it_interval.tv_nsec = static_cast<long>(settings.period_ns % 1'000'000'000ULL);
+  interval.it_interval.tv_sec = static_cast<time_t>(sampler.settings.period_ns / 1'000'000'000ULL);
+  interval.it_interval.tv_nsec = static_cast<long>(sampler.settings.period_ns % 1'000'000'000ULL);
   return interval;
 }
 
 void record(ThreadSlot& slot, const void* ucontext, uint64_t units) {
   uintptr_t pcs[kMaxFrames];
-  int depth = walk_stack(registers_from_context(ucontext), slot.stack, sinks.maps, true, pcs,
-                         kMaxFrames);
+  int depth;
+  if (sampler.settings.unwinder == Unwinder::cfi) {
+    StackCut cut;
+    depth = walk_stack_cfi(enter_index_reader(), registers_from_context(ucontext), slot.stack, pcs,
+                           kMaxFrames, &cut);
+    leave_index_reader();
+    if (cut != StackCut::none) slot.stacks_cut[static_cast<int>(cut)].fetch_add(1, std::memory_order_relaxed);
+    // Code loaded since the index was built (dlopen): the service thread rebuilds it.
+    if (cut == StackCut::no_unwind_info && note_unknown_code()) sem_post(sampler.sinks.wake_service);
+  } else {
+    depth = walk_stack(registers_from_context(ucontext), slot.stack, sampler.sinks.maps, true, pcs, kMaxFrames);
+  }
   uint64_t hash = hash_stack(pcs, depth);
   slot.last_entry.valid = false;
-  if (sinks.table->add(hash, pcs, depth, units, &slot.last_entry)) {
+  if (sampler.sinks.table->add(hash, pcs, depth, units, &slot.last_entry)) {
     // counted below
-  } else if (sinks.queue->push(units, pcs, depth)) {
+  } else if (sampler.sinks.queue->push(units, pcs, depth)) {
     slot.evictions.fetch_add(1, std::memory_order_relaxed);
-    if (sinks.queue->approximate_size() >= EvictionQueue::kSlots / 2) sem_post(sinks.wake_service);
+    if (sampler.sinks.queue->approximate_size() >= EvictionQueue::kSlots / 2) sem_post(sampler.sinks.wake_service);
   } else {
     slot.dropped.fetch_add(units, std::memory_order_relaxed);
     return;
@@ -95,7 +113,7 @@ void record(ThreadSlot& slot, const void* ucontext, uint64_t units) {
 constexpr uint64_t kMaxSampleCost = 250'000;
 
 uint64_t sampling_cost(ThreadSlot& slot, uint64_t since_last) {
-  if (!slot.has_perf_event || settings.clock != SampleClock::cpu) return 0;
+  if (!slot.has_perf_event || sampler.settings.clock != SampleClock::cpu) return 0;
   if (since_last <= slot.interval_ns) return 0;
   uint64_t cost = since_last - slot.interval_ns;
   if (cost > kMaxSampleCost) cost = kMaxSampleCost;
@@ -107,20 +125,20 @@ void on_sample_signal(int, siginfo_t* info, void* ucontext) {
   int saved_errno = errno;
   ThreadSlot* slot = from_our_timer(info) ? current_slot() : nullptr;
   if (slot != nullptr) {
-    // Announce the handler before checking `running`; end_sampling clears `running` before
+    // Announce the handler before checking `sampler.running`; end_sampling clears `sampler.running` before
     // looking at the announcements (both sequentially consistent): one of them sees the other.
     slot->in_handler.store(true, std::memory_order_seq_cst);
-    if (running.load(std::memory_order_seq_cst) && slot->armed.load(std::memory_order_acquire)) {
-      uint64_t now = read_clock(settings.clock == SampleClock::cpu ? CLOCK_THREAD_CPUTIME_ID
+    if (sampler.running.load(std::memory_order_seq_cst) && slot->armed.load(std::memory_order_acquire)) {
+      uint64_t now = read_clock(sampler.settings.clock == SampleClock::cpu ? CLOCK_THREAD_CPUTIME_ID
                                                                    : CLOCK_MONOTONIC);
       uint64_t since_last = now >= slot->last_ns ? now - slot->last_ns : 0;
       slot->last_ns = now;
       uint64_t cost = sampling_cost(*slot, since_last);
       uint64_t elapsed = since_last - cost + slot->residual_ns;
-      uint64_t units = elapsed / settings.period_ns;
-      slot->residual_ns = elapsed % settings.period_ns;
+      uint64_t units = elapsed / sampler.settings.period_ns;
+      slot->residual_ns = elapsed % sampler.settings.period_ns;
       slot->interrupts.fetch_add(1, std::memory_order_relaxed);
-      if (units > 0 && (settings.filter == nullptr || settings.filter(settings.filter_arg) != 0)) {
+      if (units > 0 && (sampler.settings.filter == nullptr || sampler.settings.filter(sampler.settings.filter_arg) != 0)) {
         record(*slot, ucontext, units);
       }
       uint64_t next = next_interval(*slot);
@@ -140,7 +158,7 @@ void on_sample_signal(int, siginfo_t* info, void* ucontext) {
 
 bool install_handler(int signal) {
   if (signal <= 0 || signal >= _NSIG) return false;
-  if (handler_installed[signal]) return true;
+  if (sampler.handler_installed[signal]) return true;
   struct sigaction action;
   memset(&action, 0, sizeof action);
   action.sa_sigaction = on_sample_signal;
@@ -148,7 +166,7 @@ bool install_handler(int signal) {
   sigemptyset(&action.sa_mask);
   if (sigaction(signal, &action, nullptr) != 0) return false;
   // Never uninstalled: a signal still queued after stopping must not kill the program.
-  handler_installed[signal] = true;
+  sampler.handler_installed[signal] = true;
   return true;
 }
 
@@ -158,7 +176,7 @@ bool arm_perf_event(ThreadSlot& slot, int tid) {
   attributes.size = sizeof attributes;
   attributes.type = PERF_TYPE_SOFTWARE;
   attributes.config = PERF_COUNT_SW_TASK_CLOCK;
-  attributes.sample_period = settings.period_ns;
+  attributes.sample_period = sampler.settings.period_ns;
   attributes.disabled = 1;
   attributes.wakeup_events = 1;
   int fd = static_cast<int>(
@@ -166,7 +184,7 @@ bool arm_perf_event(ThreadSlot& slot, int tid) {
   if (fd < 0) return false;
   f_owner_ex owner{F_OWNER_TID, tid};
   uint64_t id = 0;
-  if (fcntl(fd, F_SETFL, O_ASYNC) != 0 || fcntl(fd, F_SETSIG, settings.signal) != 0 ||
+  if (fcntl(fd, F_SETFL, O_ASYNC) != 0 || fcntl(fd, F_SETSIG, sampler.settings.signal) != 0 ||
       fcntl(fd, F_SETOWN_EX, &owner) != 0 || ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0) {
     int error = errno;
     close(fd);
@@ -192,9 +210,9 @@ bool arm_posix_timer(ThreadSlot& slot, int tid) {
   sigevent event;
   memset(&event, 0, sizeof event);
   event.sigev_notify = SIGEV_THREAD_ID;
-  event.sigev_signo = settings.signal;
+  event.sigev_signo = sampler.settings.signal;
   event._sigev_un._tid = tid;
-  clockid_t clock = settings.clock == SampleClock::cpu ? slot.cpu_clock : CLOCK_MONOTONIC;
+  clockid_t clock = sampler.settings.clock == SampleClock::cpu ? slot.cpu_clock : CLOCK_MONOTONIC;
   timer_t timer;
   if (timer_create(clock, &event, &timer) != 0) return false;
   slot.timer = timer;
@@ -229,7 +247,7 @@ int choose_sample_signal() {
     dprintf(2, "tally: CPUPROFILE_TIMER_SIGNAL=%s is not a signal number; ignored\n", requested);
   }
   for (int signal = SIGRTMIN + 12; signal <= SIGRTMAX; ++signal) {
-    if (handler_installed[signal]) return signal;
+    if (sampler.handler_installed[signal]) return signal;
     struct sigaction current;
     if (sigaction(signal, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) return signal;
   }
@@ -238,27 +256,27 @@ int choose_sample_signal() {
 
 bool begin_sampling(const SamplerSettings& new_settings, const SampleSinks& new_sinks) {
   if (!install_handler(new_settings.signal)) return false;
-  settings = new_settings;
-  sinks = new_sinks;
-  if (settings.clock == SampleClock::wall) settings.mechanism = Mechanism::posix_timer;
-  running.store(true, std::memory_order_seq_cst);
+  sampler.settings = new_settings;
+  sampler.sinks = new_sinks;
+  if (sampler.settings.clock == SampleClock::wall) sampler.settings.mechanism = Mechanism::posix_timer;
+  sampler.running.store(true, std::memory_order_seq_cst);
   return true;
 }
 
 bool arm(ThreadSlot& slot) {
   int tid = slot.tid.load(std::memory_order_relaxed);
   if (tid == 0 || slot.armed.load(std::memory_order_relaxed)) return tid != 0;
-  if (settings.mechanism == Mechanism::perf_event) {
+  if (sampler.settings.mechanism == Mechanism::perf_event) {
     if (arm_perf_event(slot, tid)) return true;
     int error = errno;
     if (error == ESRCH) return false;  // the thread is gone
     // Not allowed here (perf_event_paranoid, seccomp, no perf support): POSIX timers from now on.
-    if (!warned_perf_refused) {
-      warned_perf_refused = true;
+    if (!sampler.warned_perf_refused) {
+      sampler.warned_perf_refused = true;
       dprintf(2, "tally: perf_event_open refused (%s); sampling with POSIX CPU timers\n",
               strerror(error));
     }
-    settings.mechanism = Mechanism::posix_timer;
+    sampler.settings.mechanism = Mechanism::posix_timer;
   }
   if (arm_posix_timer(slot, tid)) return true;
   int error = errno;
@@ -274,8 +292,8 @@ void disarm(ThreadSlot& slot) {
   // with POSIX CPU timers) goes to that sample's stack, so that the counts add up to all
   // of the thread's time. (No handler of this thread runs now: it is this thread, or
   // sampling has ended.)
-  if (was_armed && slot.last_entry.valid && sinks.table != nullptr) {
-    clockid_t clock = settings.clock == SampleClock::cpu ? slot.cpu_clock : CLOCK_MONOTONIC;
+  if (was_armed && slot.last_entry.valid && sampler.sinks.table != nullptr) {
+    clockid_t clock = sampler.settings.clock == SampleClock::cpu ? slot.cpu_clock : CLOCK_MONOTONIC;
     timespec now{};
     if (clock_gettime(clock, &now) == 0) {
       uint64_t now_ns = static_cast<uint64_t>(now.tv_sec) * 1'000'000'000ULL +
@@ -283,8 +301,8 @@ void disarm(ThreadSlot& slot) {
       uint64_t elapsed = now_ns >= slot.last_ns ? now_ns - slot.last_ns + slot.residual_ns : 0;
       // Rounded to the nearest period: dropping the part of a period, as the samples
       // carry it, would take half a period from every thread's total on average.
-      uint64_t units = (elapsed + settings.period_ns / 2) / settings.period_ns;
-      if (units > 0 && sinks.table->add_to(slot.last_entry, units)) {
+      uint64_t units = (elapsed + sampler.settings.period_ns / 2) / sampler.settings.period_ns;
+      if (units > 0 && sampler.sinks.table->add_to(slot.last_entry, units)) {
         slot.units.fetch_add(units, std::memory_order_relaxed);
       }
     }
@@ -300,9 +318,9 @@ void disarm(ThreadSlot& slot) {
 }
 
 void end_sampling() {
-  running.store(false, std::memory_order_seq_cst);
+  sampler.running.store(false, std::memory_order_seq_cst);
   // A handler is a few microseconds; one that is still "in" after a second belongs to a
-  // thread stopped from outside (a debugger): it will find `running` false when it goes on.
+  // thread stopped from outside (a debugger): it will find `sampler.running` false when it goes on.
   for (size_t i = 0, limit = slot_limit(); i < limit; ++i) {
     ThreadSlot& slot = slot_at(i);
     for (int spins = 0; spins < 1000 && slot.in_handler.load(std::memory_order_seq_cst); ++spins) {
@@ -312,9 +330,9 @@ void end_sampling() {
   }
 }
 
-bool sampling() { return running.load(std::memory_order_acquire); }
+bool sampling() { return sampler.running.load(std::memory_order_acquire); }
 
-Mechanism sampling_mechanism() { return settings.mechanism; }
+Mechanism sampling_mechanism() { return sampler.settings.mechanism; }
 
 bool pause_sampling_for_exec() {
   ThreadSlot* slot = current_slot();
@@ -322,7 +340,7 @@ bool pause_sampling_for_exec() {
   // A vfork child runs with its parent's thread-local slot: the timer is the parent's, and
   // the child (a new task) has nothing pending.
   if (slot->tid.load(std::memory_order_relaxed) != gettid()) return false;
-  int signal = settings.signal;
+  int signal = sampler.settings.signal;
   sigset_t sampling_signal, previous;
   sigemptyset(&sampling_signal);
   sigaddset(&sampling_signal, signal);
@@ -348,13 +366,13 @@ void resume_sampling_after_exec() {
   if (slot->has_perf_event) {
     ioctl(slot->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
   } else if (slot->has_timer) {
-    itimerspec interval = timer_interval(settings.period_ns);
+    itimerspec interval = timer_interval(sampler.settings.period_ns);
     timer_settime(slot->timer, 0, &interval, nullptr);
   }
 }
 
 void close_inherited_timers_after_fork() {
-  running.store(false, std::memory_order_seq_cst);
+  sampler.running.store(false, std::memory_order_seq_cst);
   for (size_t i = 0, limit = slot_limit(); i < limit; ++i) {
     ThreadSlot& slot = slot_at(i);
     slot.armed.store(false, std::memory_order_relaxed);

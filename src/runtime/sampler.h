@@ -28,12 +28,15 @@ namespace tally::runtime {
 
 enum class SampleClock { cpu, wall };
 enum class Mechanism { perf_event, posix_timer };
+// How the handler walks stacks ($CPUPROFILE_UNWIND): the CFI (cfi_walk.h) or frame pointers.
+enum class Unwinder { cfi, frame_pointers };
 
 struct SamplerSettings {
   SampleClock clock = SampleClock::cpu;
   Mechanism mechanism = Mechanism::perf_event;
   uint64_t period_ns = 10'000'000;
   int signal = 0;
+  Unwinder unwinder = Unwinder::cfi;
   int (*filter)(void*) = nullptr;
   void* filter_arg = nullptr;
 };

@@ -22,6 +22,8 @@ struct StartOptions {
   // No writer thread until the program starts a thread of its own (a forked child stays
   // single-threaded, as unshare() and friends need): samples stay in the table until then.
   bool defer_writer = false;
+  // In a forked child (its parent's state is inherited).
+  bool after_fork = false;
 };
 
 struct SessionState {

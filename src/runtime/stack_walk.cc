@@ -78,6 +78,10 @@ int walk_unknown_stack(const Registers& registers, const MapsSnapshot* maps, uin
 
 }  // namespace
 
+bool read_memory_safely(uintptr_t address, void* out, size_t bytes) {
+  return read_memory(address, out, bytes);
+}
+
 void set_walk_pid(int pid) { walk_pid.store(pid, std::memory_order_relaxed); }
 
 Registers registers_from_context(const void* ucontext) {

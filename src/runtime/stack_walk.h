@@ -44,6 +44,10 @@ int walk_stack(const Registers& registers, const StackBounds& bounds, const Maps
 // to code (per `maps`) or to a function that holds `callee_pc`.
 bool follows_call(uintptr_t address, uintptr_t callee_pc, const MapsSnapshot* maps);
 
+// Reads `bytes` at `address` with process_vm_readv: false, not a fault, where nothing is
+// mapped. Async-signal-safe.
+bool read_memory_safely(uintptr_t address, void* out, size_t bytes);
+
 // The process id process_vm_readv needs (getpid is a syscall); set at start and after fork.
 void set_walk_pid(int pid);
 

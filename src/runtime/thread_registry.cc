@@ -61,6 +61,7 @@ void clear(ThreadSlot& slot) {
   slot.units.store(0, std::memory_order_relaxed);
   slot.evictions.store(0, std::memory_order_relaxed);
   slot.dropped.store(0, std::memory_order_relaxed);
+  for (auto& cut : slot.stacks_cut) cut.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace

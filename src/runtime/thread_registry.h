@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "runtime/stack_cut.h"
 #include "runtime/stack_table.h"
 #include "runtime/stack_walk.h"
 
@@ -48,6 +49,8 @@ struct ThreadSlot {
   std::atomic<uint64_t> dropped{0};
   // CPU time the samples themselves cost this thread (see own_time.h).
   std::atomic<uint64_t> sampling_ns{0};
+  // Samples whose stack the CFI walk cut short, by StackCut.
+  std::atomic<uint64_t> stacks_cut[kStackCutKinds] = {};
 };
 
 inline constexpr size_t kMaxThreads = 4096;

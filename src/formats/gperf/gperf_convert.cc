@@ -73,6 +73,7 @@ class ProfileBuilder {
     add_mappings(mapped_objects);
     p_.set_attribute("gperf.layout", layout_name(header.layout));
     p_.set_attribute("gperf.records", std::to_string(records));
+    add_libtally_notes(mapped_objects);
     remove_signal_frame(p_, records_by_second_frame_, records, binaries);
     p_.canonicalize();
     return std::move(p_);
@@ -80,6 +81,18 @@ class ProfileBuilder {
 
  private:
   void add_mappings(std::string_view text);
+
+  // libtally writes "# tally: stacks cut short: N of M samples (REASON: n, ...)" after the
+  // maps (pprof and google-pprof skip lines that are not mappings): an attribute here.
+  void add_libtally_notes(std::string_view text) {
+    constexpr std::string_view kCut = "# tally: stacks cut short: ";
+    for (size_t at = text.find(kCut); at != std::string_view::npos; at = text.find(kCut, at + 1)) {
+      if (at != 0 && text[at - 1] != '\n') continue;
+      std::string_view value = text.substr(at + kCut.size());
+      value = value.substr(0, value.find('\n'));
+      p_.set_attribute("tally.stacks_cut", std::string(value));
+    }
+  }
 
   core::Profile p_;
   std::optional<core::SampleMerger> merger_;

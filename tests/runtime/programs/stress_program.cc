@@ -1,7 +1,10 @@
 // stress_program SECONDS LIBRARY: 16 threads hammering what can deadlock or crash an
-// in-process profiler's signal handler, for SECONDS: 4 threads malloc/realloc/free, 4
-// dlopen/call/dlclose LIBRARY (its text mapped and unmapped under the sampler), 4 fork
-// (the children burn a little and leave by exit() or _exit()), 4 fork+exec /bin/true.
+// in-process profiler's signal handler, for SECONDS: 3 threads malloc/realloc/free, 4
+// dlopen/call/dlclose LIBRARY (its text mapped and unmapped under the sampler, with its
+// code on the stack during samples), 3 fork (the children burn a little and leave by
+// exit() or _exit()), 3 fork+exec /bin/true, 3 throwing and catching exceptions through
+// a few frames (libgcc's unwinder: dl_iterate_phdr / _dl_find_object and their locks,
+// interrupted by the sampler).
 // Every thread also burns CPU so that samples land everywhere. Exits 0 when every thread
 // finished; prints what each kind did.
 // (A fork never overlaps a dlopen/dlclose: glibc's child would inherit its atexit lock
@@ -19,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -31,7 +35,7 @@ namespace {
 std::atomic<bool> stop{false};
 std::shared_mutex fork_gate;  // shared: dlopen/dlclose; exclusive: fork
 std::atomic<int> forks_waiting{0};  // dlopen threads step aside (readers would starve forks)
-std::atomic<uint64_t> allocations{0}, loads{0}, forks{0}, execs{0}, failures{0};
+std::atomic<uint64_t> allocations{0}, loads{0}, forks{0}, execs{0}, throws{0}, failures{0};
 volatile uint64_t sink;
 
 __attribute__((noinline)) void burn(int iterations) {
@@ -56,6 +60,23 @@ __attribute__((noinline)) void allocate_loop(unsigned seed) {
     burn(200);
   }
   for (void* block : blocks) free(block);
+}
+
+__attribute__((noinline)) void throw_from(int depth) {
+  burn(500);
+  if (depth == 0) throw std::runtime_error("stress");
+  throw_from(depth - 1);
+  sink = sink + 1;  // not a tail call: every level is a frame to unwind
+}
+
+__attribute__((noinline)) void exception_loop(int depth) {
+  while (!stop.load(std::memory_order_relaxed)) {
+    try {
+      throw_from(depth);
+    } catch (const std::runtime_error&) {
+      throws.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
 }
 
 // dlopen and dlclose (only they take glibc's atexit lock) never overlap a fork.
@@ -127,18 +148,20 @@ int main(int argc, char** argv) {
   double seconds = std::atof(argv[1]);
   const char* library = argv[2];
   std::vector<std::thread> threads;
-  for (unsigned i = 0; i < 4; ++i) threads.emplace_back(allocate_loop, i + 1);
+  for (unsigned i = 0; i < 3; ++i) threads.emplace_back(allocate_loop, i + 1);
   for (int i = 0; i < 4; ++i) threads.emplace_back(dlopen_loop, library);
-  for (int i = 0; i < 4; ++i) threads.emplace_back(fork_loop, false);
-  for (int i = 0; i < 4; ++i) threads.emplace_back(fork_loop, true);
+  for (int i = 0; i < 3; ++i) threads.emplace_back(fork_loop, false);
+  for (int i = 0; i < 3; ++i) threads.emplace_back(fork_loop, true);
+  for (int i = 0; i < 3; ++i) threads.emplace_back(exception_loop, 4 + 2 * i);
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   stop.store(true);
   for (auto& thread : threads) thread.join();
-  std::printf("allocations %llu loads %llu forks %llu execs %llu failures %llu\n",
+  std::printf("allocations %llu loads %llu forks %llu execs %llu throws %llu failures %llu\n",
               static_cast<unsigned long long>(allocations.load()),
               static_cast<unsigned long long>(loads.load()),
               static_cast<unsigned long long>(forks.load()),
               static_cast<unsigned long long>(execs.load()),
+              static_cast<unsigned long long>(throws.load()),
               static_cast<unsigned long long>(failures.load()));
   return failures.load() == 0 ? 0 : 1;
 }

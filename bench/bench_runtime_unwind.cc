@@ -1,0 +1,82 @@
+// One stack walk of libtally's signal handler, CFI (cfi_walk.h, the default) against the
+// frame-pointer walk (stack_walk.h), on this process's real stack at 10 and 50 frames:
+// the registers are those getcontext() saves in the deepest frame of a recursion, the
+// index is built from this process's loaded images as libtally builds it. Built with
+// frame pointers so that both walks see every frame; time per walk and per frame.
+#include <benchmark/benchmark.h>
+#include <pthread.h>
+#include <ucontext.h>
+
+#include <cstdint>
+
+#include "runtime/cfi_walk.h"
+#include "runtime/stack_table.h"
+#include "runtime/stack_walk.h"
+#include "runtime/unwind_index.h"
+
+namespace {
+
+using namespace tally::runtime;
+
+StackBounds own_stack() {
+  pthread_attr_t attributes;
+  pthread_getattr_np(pthread_self(), &attributes);
+  void* address = nullptr;
+  size_t size = 0;
+  pthread_attr_getstack(&attributes, &address, &size);
+  pthread_attr_destroy(&attributes);
+  return {reinterpret_cast<uintptr_t>(address), reinterpret_cast<uintptr_t>(address) + size};
+}
+
+enum class Walk { cfi, frame_pointers };
+
+__attribute__((noinline)) int walk_from_here(benchmark::State& state, Walk walk) {
+  static StackBounds bounds = own_stack();
+  ucontext_t context;
+  getcontext(&context);
+  Registers registers = registers_from_context(&context);
+  uintptr_t pcs[kMaxFrames];
+  int depth = 0;
+  for (auto _ : state) {
+    if (walk == Walk::cfi) {
+      StackCut cut;
+      depth = walk_stack_cfi(enter_index_reader(), registers, bounds, pcs, kMaxFrames, &cut);
+      leave_index_reader();
+    } else {
+      depth = walk_stack(registers, bounds, nullptr, false, pcs, kMaxFrames);
+    }
+    benchmark::DoNotOptimize(pcs);
+  }
+  return depth;
+}
+
+__attribute__((noinline)) int recurse(benchmark::State& state, Walk walk, int levels) {
+  if (levels == 0) return walk_from_here(state, walk);
+  int depth = recurse(state, walk, levels - 1);
+  benchmark::DoNotOptimize(depth);
+  return depth;
+}
+
+// state.range(0): the frames wanted in all (the benchmark's own callers included).
+void run(benchmark::State& state, Walk walk) {
+  refresh_unwind_index(false);
+  int depth = recurse(state, walk, static_cast<int>(state.range(0)) - 8);
+  state.counters["frames"] = depth;
+  state.counters["ns/frame"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * depth, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void BM_CfiWalk(benchmark::State& state) { run(state, Walk::cfi); }
+void BM_FramePointerWalk(benchmark::State& state) { run(state, Walk::frame_pointers); }
+BENCHMARK(BM_CfiWalk)->Arg(10)->Arg(50);
+BENCHMARK(BM_FramePointerWalk)->Arg(10)->Arg(50);
+
+// Building the index of every loaded image (what the service thread does after a dlopen).
+void BM_BuildUnwindIndex(benchmark::State& state) {
+  for (auto _ : state) refresh_unwind_index(true);
+}
+BENCHMARK(BM_BuildUnwindIndex)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

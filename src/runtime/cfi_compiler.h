@@ -1,0 +1,68 @@
+// Compiles the call-frame programs of an .eh_frame section (x86-64) into rows of compact
+// unwind rules, one row per address range where the rule is constant (framehop's design):
+// the signal handler then only binary-searches rows and applies one. Runs outside the
+// handler (it is not async-signal-safe only in that it may be slow), reads nothing but
+// the given bytes, allocates nothing. The bytes are untrusted (fuzz/fuzz_runtime_cfi.cc):
+// malformed input ends the compilation with an error, never a read out of bounds.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tally::runtime {
+
+enum class RuleKind : uint8_t {
+  none,         // no CFI covers the address
+  cfa_rsp,      // CFA = rsp + cfa_offset; return address at CFA - 8
+  cfa_rbp,      // CFA = rbp + cfa_offset (a frame-pointer frame)
+  plt,          // the PLT's expression: CFA = rsp + cfa_offset + ((pc & 15) >= threshold ? 8 : 0)
+  root,         // the return address is undefined: the thread's outermost frame
+  signal,       // a signal trampoline (__restore_rt): the interrupted registers are at rsp
+  unsupported,  // a rule this compiler does not model (another CFA register, an expression)
+};
+
+enum class RbpRule : uint8_t {
+  same,    // the caller's rbp is this frame's
+  at_cfa,  // saved at CFA + rbp_offset
+  lost,    // somewhere this compiler does not model: unknown from here on
+};
+
+struct UnwindRow {
+  uint64_t address = 0;    // first address the rule holds for (until the next row's)
+  int32_t cfa_offset = 0;
+  int16_t rbp_offset = 0;  // RbpRule::at_cfa's offset; RuleKind::plt's threshold
+  RuleKind kind = RuleKind::none;
+  RbpRule rbp = RbpRule::same;
+  bool operator==(const UnwindRow&) const = default;
+};
+
+struct EhFrameSection {
+  const uint8_t* bytes = nullptr;
+  size_t size = 0;
+  uint64_t address = 0;  // the run-time address of bytes[0] (pc-relative pointers)
+};
+
+struct CompileResult {
+  bool ok = true;
+  size_t error_offset = 0;    // first malformed byte, when !ok
+  const char* error = nullptr;  // what was expected there
+  size_t fdes = 0;            // FDEs compiled
+};
+
+// Receives the rows of each FDE in address order, then a RuleKind::none row at its end.
+using RowSink = void (*)(void* context, const UnwindRow& row);
+
+// Compiles every FDE of the section, from its start to its zero terminator or its end.
+// Rows of FDEs that precede a malformed entry have been delivered.
+CompileResult compile_eh_frame(const EhFrameSection& section, RowSink sink, void* context);
+
+// Sorts rows by address and merges them in place: at one address the start of a function
+// wins over the end (RuleKind::none) of the one before; runs of one rule become one row.
+// Returns the rows kept. Not async-signal-safe (std::sort), allocates nothing.
+size_t sort_unwind_rows(UnwindRow* rows, size_t count);
+
+// The row of sorted rows whose range holds `address`, or nullptr (none there).
+// Async-signal-safe.
+const UnwindRow* find_unwind_row(const UnwindRow* rows, size_t count, uint64_t address);
+
+}  // namespace tally::runtime

@@ -1,0 +1,22 @@
+// The signal handler's CFI walk: from the interrupted registers, each frame's rule is
+// looked up in the published unwind index (unwind_index.h) and applied: CFA from rsp or
+// rbp (a frame-pointer frame), the return address at CFA-8, rbp where the CFI saved it.
+// Signal trampolines (__restore_rt) continue from the interrupted registers saved in the
+// signal frame; PLT stubs use their CFA expression. Every stack load is checked against
+// the thread's stack bounds, and one outside them goes through process_vm_readv (a failed
+// read, never a fault). No allocation, no lock: async-signal-safe.
+#pragma once
+
+#include "runtime/stack_cut.h"
+#include "runtime/stack_walk.h"
+
+namespace tally::runtime {
+
+struct UnwindIndex;
+
+// Fills pcs as walk_stack does (leaf pc, then return addresses). When the walk stops
+// before the root, the last entry is stack_cut_frame(*cut) (room is kept for it).
+int walk_stack_cfi(const UnwindIndex* index, const Registers& registers,
+                   const StackBounds& bounds, uintptr_t* pcs, int max_depth, StackCut* cut);
+
+}  // namespace tally::runtime
