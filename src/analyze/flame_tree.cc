@@ -129,13 +129,14 @@ core::Expected<FlameTree> build_flame_tree(const core::Profile& p,
   tree.sample_unit = std::string(p.str(p.sample_types[*value].unit));
   for (const std::string& f : filter->unmatched())
     tree.warnings.push_back("--" + f + " matched no frame");
+  for (std::string& w : filter->label_warnings()) tree.warnings.push_back(std::move(w));
 
   StackMerger merged;
   for (size_t s = 0; s < p.sample_count(); ++s) {
     const int64_t w = p.values(s)[*value];
     if (w <= 0) continue;
     const auto stack = p.stack(s);
-    if (!filter->keeps(stack)) continue;
+    if (!filter->keeps(s, stack)) continue;
     uint32_t at = 0;
     merged.add(0, w);
     for (size_t i = stack.size(); i-- > 0;) {  // root first

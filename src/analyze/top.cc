@@ -83,7 +83,7 @@ std::vector<uint8_t> inline_edges(const core::Profile& p, const NodeIndex& nodes
   for (size_t s = 0; s < p.sample_count(); ++s) {
     if (p.values(s)[value] == 0) continue;
     const auto stack = p.stack(s);
-    if (!filter.keeps(stack)) continue;
+    if (!filter.keeps(s, stack)) continue;
     seen.clear();
     bool have_parent = false;
     NodeId parent = 0;
