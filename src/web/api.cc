@@ -217,7 +217,25 @@ nlohmann::json Api::meta(const core::Profile& profile) const {
   nlohmann::json default_type = nullptr;
   if (auto index = analyze::report_value_index(profile, ""); index)
     default_type = profile.str(profile.sample_types[*index].type);
+  // The label keys the samples carry, for the label filters: numeric (pid, tid, cpu) or
+  // string (comm), in name order.
+  std::map<std::string, std::string> label_kinds;
+  std::vector<uint8_t> seen(profile.strings.size(), 0);  // bit 1: string, bit 2: number
+  for (size_t s = 0; s < profile.sample_count(); ++s)
+    for (const core::Label& label : profile.labels(s)) {
+      if (label.key >= seen.size()) continue;
+      const uint8_t bit = label.str != 0 ? 1 : 2;
+      if (seen[label.key] & bit) continue;
+      seen[label.key] |= bit;
+      std::string& kind = label_kinds[std::string(profile.str(label.key))];
+      kind = kind.empty() || kind == (bit == 1 ? "string" : "number")
+                 ? (bit == 1 ? "string" : "number")
+                 : "both";
+    }
+  nlohmann::json labels = nlohmann::json::array();
+  for (const auto& [key, kind] : label_kinds) labels.push_back({{"key", key}, {"kind", kind}});
   return {{"mode", kModes[static_cast<int>(data_.mode)]},
+          {"labels", std::move(labels)},
           {"files", data_.files},
           {"sample_types", std::move(types)},
           {"default_sample_type", std::move(default_type)}};

@@ -286,6 +286,112 @@ class Comparison(unittest.TestCase):
                 s.json(q("/api/top", side="old"), expect=400)
 
 
+# Samples known one by one (1 ms each): alpha (pid 100; thread 100 on cpu 0 runs func_a 5
+# times, thread 101 on cpu 1 func_b 3 times), beta (pid 200 on cpu 2: func_a 2, func_c 4).
+LABEL_RUNS = [("alpha", 100, 100, 0, "func_a", 5), ("alpha", 100, 101, 1, "func_b", 3),
+              ("beta", 200, 200, 2, "func_a", 2), ("beta", 200, 200, 2, "func_c", 4)]
+
+
+def write_labelled_perf_script(path, runs):
+    n = 0
+    with open(path, "w") as f:
+        for comm, pid, tid, cpu, function, count in runs:
+            for _ in range(count):
+                f.write("%s %d/%d [%03d] 1.%d:    1000000 cpu-clock: \n"
+                        "\t            1674 %s+0x4 (/nonexistent/app)\n"
+                        "\t            153c main+0x3dc (/nonexistent/app)\n\n"
+                        % (comm, pid, tid, cpu, 100 + n, function))
+                n += 1
+
+
+class LabelFilters(unittest.TestCase):
+    """label_focus / label_ignore on every view, against counts known from the samples."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.script = os.path.join(cls.tmp.name, "labels.perf-script.txt")
+        write_labelled_perf_script(cls.script, LABEL_RUNS)
+        cls.served = Served("--http", "127.0.0.1:0", cls.script)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.served.__exit__(None, None, None)
+        cls.tmp.cleanup()
+
+    def flats(self, path, **params):
+        pairs = []
+        for key, value in params.items():
+            for v in (value if isinstance(value, list) else [value]):
+                pairs.append((key, v))
+        top = self.served.json(path + "?" + urllib.parse.urlencode(pairs))
+        self.assertEqual(top["total"], 14e6)  # the total is taken before filtering, as pprof does
+        return {r["name"]: r["flat"] for r in top["rows"] if r["flat"]}
+
+    def test_meta_lists_the_label_keys(self):
+        self.assertEqual(self.served.json("/api/meta")["labels"],
+                         [{"key": "comm", "kind": "string"}, {"key": "cpu", "kind": "number"},
+                          {"key": "pid", "kind": "number"}, {"key": "tid", "kind": "number"}])
+
+    def test_top(self):
+        ms = 1e6
+        self.assertEqual(self.flats("/api/top", label_focus="pid=100"), {"func_a": 5 * ms, "func_b": 3 * ms})
+        self.assertEqual(self.flats("/api/top", label_focus="cpu=0"), {"func_a": 5 * ms})
+        self.assertEqual(self.flats("/api/top", label_focus="tid=101:"),
+                         {"func_a": 2 * ms, "func_b": 3 * ms, "func_c": 4 * ms})
+        self.assertEqual(self.flats("/api/top", label_ignore="comm=^al"), {"func_a": 2 * ms, "func_c": 4 * ms})
+        self.assertEqual(self.flats("/api/top", label_focus=["pid=100", "comm=alp"], label_ignore="tid=101"),
+                         {"func_a": 5 * ms})
+        # The same rows as the command line's.
+        api = self.served.json(q("/api/top", label_focus="comm=beta"))
+        text = top_text_rows("--label-focus", "comm=beta", self.script)
+        self.assertEqual([(r["name"], r["flat"], r["cum"]) for r in api["rows"]],
+                         [(t[0], t[1], t[3]) for t in text])
+        self.assertEqual(api["warnings"], [])
+        none = self.served.json(q("/api/top", label_focus="comm=gamma"))
+        self.assertEqual(none["warnings"], ["--label-focus comm=gamma matched no sample"])
+
+    def test_flame_and_peek(self):
+        flame = self.served.json(q("/api/flame", label_ignore="comm=alpha"))
+        self.assertEqual(flame["total"], 6e6)
+        names = {flame["names"][i] for i in flame["nodes"]["name"]}
+        self.assertEqual(names, {"root", "main", "func_a", "func_c"})
+        peek = self.served.json(q("/api/peek", f="^main$", label_focus="cpu=2"))
+        entry = peek["entries"][0]
+        self.assertEqual(entry["cum"], 6e6)
+        self.assertEqual({c["name"]: c["value"] for c in entry["callees"]}, {"func_a": 2e6, "func_c": 4e6})
+
+    def test_bad_label_filters(self):
+        cases = {
+            "label_focus=pid": "KEY=VALUE",
+            "label_focus=pid%3D5%3A1": "above its last",
+            "label_ignore=comm%3D(": "invalid",
+            "label_focus=request%3D1kb": "units",
+            "&".join(["label_focus=pid%3D" + str(i) for i in range(17)]): "more than 16",
+        }
+        for query, message in cases.items():
+            with self.subTest(query=query[:40]):
+                status, _, body = self.served.request("/api/top?" + query)
+                self.assertEqual(status, 400, body[:200])
+                self.assertIn(message, json.loads(body)["error"])
+
+
+class LabelFiltersCompared(unittest.TestCase):
+    def test_diff_with_a_label_filter(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            base, new = os.path.join(tmp, "base.txt"), os.path.join(tmp, "new.txt")
+            write_labelled_perf_script(base, LABEL_RUNS)
+            # beta's func_c doubles; alpha's samples stay.
+            write_labelled_perf_script(new, LABEL_RUNS[:3] + [("beta", 200, 200, 2, "func_c", 8)])
+            with Served("--http", "127.0.0.1:0", base, new) as s:
+                rows = {r["name"]: (r["base"], r["new"]) for r in s.json(q("/api/diff", label_focus="pid=200"))["rows"]
+                        if r["base"] or r["new"]}
+                self.assertEqual(rows, {"func_a": (2e6, 2e6), "func_c": (4e6, 8e6)})
+                rows = {r["name"]: (r["base"], r["new"]) for r in s.json(q("/api/diff", label_focus="pid=100"))["rows"]
+                        if r["base"] or r["new"]}
+                self.assertEqual(rows, {"func_a": (5e6, 5e6), "func_b": (3e6, 3e6)})
+
+
 class Database(unittest.TestCase):
     """tally serve --db on a database make_serve_db writes (two epochs, two images)."""
 
