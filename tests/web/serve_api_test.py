@@ -392,6 +392,83 @@ class LabelFiltersCompared(unittest.TestCase):
                 self.assertEqual(rows, {"func_a": (5e6, 5e6), "func_b": (3e6, 3e6)})
 
 
+class Concurrency(unittest.TestCase):
+    """Requests run at once: a slow /api/disasm (300 functions of the tally binary itself)
+    does not hold up a fast /api/top, and answers given side by side equal those given one
+    at a time."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        symbols = subprocess.run(["nm", "--defined-only", "-S", TALLY], check=True,
+                                 capture_output=True, text=True).stdout
+        functions = [int(p[0], 16) for p in (l.split() for l in symbols.splitlines())
+                     if len(p) == 4 and p[2] in ("T", "t") and int(p[1], 16) > 64][:300]
+        cls.script = os.path.join(cls.tmp.name, "tally.perf-script.txt")
+        with open(cls.script, "w") as f:
+            for i, address in enumerate(functions):
+                for _ in range(1 + i % 3):
+                    f.write("tally 1/1 [001] 1.%d:    1000000 cpu-clock: \n\t%16x f%d+0x4 (%s)\n\n"
+                            % (i, address + 4, i, TALLY))
+        cls.served = Served("--http", "127.0.0.1:0", cls.script)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.served.__exit__(None, None, None)
+        cls.tmp.cleanup()
+
+    def test_a_fast_request_is_answered_while_a_slow_one_computes(self):
+        import threading
+        import time
+        s = self.served
+        slow_path = q("/api/disasm", f=".")
+        started = time.monotonic()
+        alone = s.json(slow_path)
+        slow_seconds = time.monotonic() - started
+        self.assertGreater(sum(len(r["instructions"]) for r in alone["routines"]), 10000)
+        fast_alone = s.json("/api/top")
+        done = {}
+
+        def slow():
+            # The answer is sent once computed: its headers arriving mark the computation's end
+            # (reading and parsing its ~10 MB body comes after).
+            conn = http.client.HTTPConnection(s.host, s.port, timeout=120)
+            conn.request("GET", slow_path)
+            response = conn.getresponse()
+            done["at"] = time.monotonic()
+            done["answer"] = json.loads(response.read())
+            conn.close()
+
+        thread = threading.Thread(target=slow)
+        thread.start()
+        # Well inside the slow request's computation (it took slow_seconds alone).
+        time.sleep(slow_seconds * 0.25)
+        fast_start = time.monotonic()
+        fast = s.json("/api/top")
+        fast_at = time.monotonic()
+        thread.join()
+        self.assertEqual(fast, fast_alone)
+        self.assertEqual(done["answer"], alone)
+        # Answered one at a time, /api/top would wait until the disasm is computed (and
+        # end just before its answer is sent): it must take well under the time the disasm
+        # still needed.
+        self.assertLess(fast_at - fast_start, 0.5 * (done["at"] - fast_start),
+                        "/api/top waited for /api/disasm (%.2f s alone)" % slow_seconds)
+
+    def test_answers_side_by_side_equal_those_one_at_a_time(self):
+        import concurrent.futures
+        names = [n for n in self.served.json("/api/flame")["names"][1:] if re.fullmatch(r"f[0-9]+", n)]
+        self.assertGreater(len(names), 100)
+        paths = [q("/api/top", si="samples"), "/api/flame", q("/api/peek", f="^(%s)$" % "|".join(names[:3])),
+                 q("/api/source", f="."), "/api/meta", q("/api/top", focus=names[3]),
+                 q("/api/flame", hide=names[4])] * 3 + [q("/api/disasm", f=".")]
+        alone = {p: self.served.json(p) for p in set(paths)}
+        with concurrent.futures.ThreadPoolExecutor(max_workers=12) as pool:
+            answers = list(pool.map(self.served.json, paths))
+        for path, answer in zip(paths, answers):
+            self.assertEqual(answer, alone[path], path)
+
+
 class Database(unittest.TestCase):
     """tally serve --db on a database make_serve_db writes (two epochs, two images)."""
 
