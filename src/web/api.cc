@@ -149,10 +149,10 @@ core::Expected<nlohmann::json> Api::compute(Endpoint endpoint, const ViewQuery& 
       if (!report) return report.error();
       return diff_json(*report);
     }
-    // Two epochs, as `tally diff --db DIR BASE NEW` reads them. The base is read first:
+    // Two epochs (or ranges), as `tally diff --db DIR BASE NEW` reads them. The base is read first:
     // with two selections cached, reading the new side keeps it (and the reference held
     // here keeps it alive whatever the cache does meanwhile).
-    auto base = selection_profile(query.base_epoch, "", query);
+    auto base = selection_profile(query.base_epoch, query.base_epoch_to, query);
     if (!base) return base.error();
     auto changed = profile_for(query);
     if (!changed) return changed.error();

@@ -41,7 +41,8 @@ bool known_param(Endpoint endpoint, ServeMode mode, std::string_view name) {
   if (name == "f") return takes_function(endpoint);
   if (name == "epoch" || name == "epoch_to" || name == "image" || name == "event")
     return mode == ServeMode::db;
-  if (name == "base_epoch") return mode == ServeMode::db && endpoint == Endpoint::diff;
+  if (name == "base_epoch" || name == "base_epoch_to")
+    return mode == ServeMode::db && endpoint == Endpoint::diff;
   return false;
 }
 
@@ -178,6 +179,7 @@ core::Expected<ViewQuery> parse_view_query(Endpoint endpoint, ServeMode mode,
     else if (name == "epoch") query.epoch = value;
     else if (name == "epoch_to") query.epoch_to = value;
     else if (name == "base_epoch") query.base_epoch = value;
+    else if (name == "base_epoch_to") query.base_epoch_to = value;
     else if (name == "image") query.image = value;
     else if (name == "event") query.event = value;
     else if (name == "side") {
@@ -191,6 +193,8 @@ core::Expected<ViewQuery> parse_view_query(Endpoint endpoint, ServeMode mode,
                quoted(granularity));
   if (!query.epoch_to.empty() && query.epoch.empty())
     return bad("parameter 'epoch_to' needs 'epoch', the range's first epoch");
+  if (!query.base_epoch_to.empty() && query.base_epoch.empty())
+    return bad("parameter 'base_epoch_to' needs 'base_epoch', the base range's first epoch");
   if (endpoint == Endpoint::diff && mode == ServeMode::db && query.base_epoch.empty())
     return bad("parameter 'base_epoch' (the epoch to compare against) is required");
   if (takes_function(endpoint) && query.function.empty())

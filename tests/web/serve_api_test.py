@@ -585,6 +585,26 @@ class Database(unittest.TestCase):
                 self.assertIn(why, answer["error"], params)
             s.json(q("/api/top", base_epoch=first), expect=400)
 
+    def test_diff_with_a_base_range(self):
+        first, second = "20250102030405", "20250102040000"
+        with Served("--http", "127.0.0.1:0", "--no-debuginfod", "--binary-path", fixture("bin"),
+                    "--db", self.db) as s:
+            # Base: both epochs (make_serve_db's samples, 1 ms each: func_a 40+10, func_b 30,
+            # func_c 20, func_d 10+90, lib_hot 25); new: the second (func_a 10, func_d 90).
+            diff = s.json(q("/api/diff", base_epoch=first, base_epoch_to=second, epoch=second))
+            self.assertEqual((diff["base_total"], diff["new_total"]), (225e6, 100e6))
+            flat = {r["name"]: (r["base"], r["new"]) for r in diff["rows"] if r["base"] or r["new"]}
+            self.assertEqual(flat, {"func_a": (50e6, 10e6), "func_b": (30e6, 0), "func_c": (20e6, 0),
+                                    "func_d": (100e6, 90e6), "lib_hot": (25e6, 0)})
+            # The base range's own top is the same range's `tally top`.
+            self.assertEqual(s.json(q("/api/top", epoch=first, epoch_to=second))["total"], 225e6)
+            # Both sides ranges; the range reversed, or its end alone, is a 400.
+            both = s.json(q("/api/diff", base_epoch=first, base_epoch_to=second, epoch=first, epoch_to=second))
+            self.assertTrue(all(r["base"] == r["new"] and r["status"] == "same" for r in both["rows"]))
+            self.assertIn("reversed", s.json(q("/api/diff", base_epoch=second, base_epoch_to=first), expect=400)["error"])
+            self.assertIn("base_epoch", s.json(q("/api/diff", base_epoch_to=second), expect=400)["error"])
+            s.json(q("/api/top", base_epoch_to=second), expect=400)
+
 
 class Regexes(unittest.TestCase):
     def test_no_exponential_matching(self):

@@ -742,6 +742,45 @@ class DatabaseTest(BrowserCase):
         names = [r["name"] for r in self.table_rows("top-table")]
         self.assertIn("lib_hot", names)
 
+    def diff_marks(self, *args):
+        """`tally diff`'s rows: (marked names, unmarked names)."""
+        cli = run_tally("diff", *args)
+        marked, unmarked = set(), set()
+        header = False
+        for line in cli.splitlines():
+            if line.split()[:1] == ["base%"]:
+                header = True
+            elif header and line.strip():
+                rest = re.match(r"^(?:\s*\S+){8}\s+(.*)$", line).group(1)
+                (marked.add(rest[2:]) if rest.startswith("* ") else unmarked.add(rest))
+        return marked, unmarked
+
+    def test_a_base_range_compared_with_an_epoch(self):
+        first, second = self.epochs
+        self.open("/db")
+        Select(self.driver.find_element(By.ID, "db-compare-base")).select_by_value(first)
+        Select(self.driver.find_element(By.ID, "db-compare-base-to")).select_by_value(second)
+        Select(self.driver.find_element(By.ID, "db-compare-new")).select_by_value(second)
+        self.driver.find_element(By.ID, "db-compare").click()
+        self.wait_for(lambda d: "/diff?" in d.current_url, "the comparison page")
+        self.wait_ready()
+        self.screenshot("db-diff-base-range")
+        query = urllib.parse.parse_qs(urllib.parse.urlparse(self.driver.current_url).query)
+        self.assertEqual((query["base_epoch"], query["base_epoch_to"], query["epoch"]), ([first], [second], [second]))
+        self.assertNotIn("epoch_to", query)
+        self.assertIn(first + " … " + second, self.driver.find_element(By.ID, "diff-epochs").text)
+        # The base is both epochs: what `tally diff --db` reads for the two epochs' common
+        # name prefix (the database holds only these two).
+        prefix = os.path.commonprefix([first, second])
+        marked, unmarked = self.diff_marks("--db", self.db, prefix, second)
+        rows = {r["name"]: r for r in self.table_rows("diff-table")}
+        self.assertEqual(set(rows), marked | unmarked)
+        for name in marked:
+            self.assertIn("changed", rows[name]["className"].split(), name)
+        # split's functions ran in the base range only: removed in the new epoch.
+        self.assertEqual(rows["func_a"]["new_value"], 0)
+        self.assertGreater(rows["func_a"]["base_value"], 0)
+
     def test_two_epochs_compared_and_a_range_chosen_on_the_db_page(self):
         base, new = self.epochs
         self.open("/db")
