@@ -198,6 +198,9 @@
       // A graph laid out while detached has no width: draw it again now it is in the page.
       if (view === "flame" && T.flame) T.flame.draw();
       main.dataset.state = "ready";
+      // For bench/serve_vs_pprof.py: when the view was in the page, and when it was painted.
+      performance.mark("tally:" + view + ":ready");
+      requestAnimationFrame(function () { performance.mark("tally:" + view + ":painted"); });
     } catch (error) {
       if (id !== routeCount) return;
       main.textContent = "";
