@@ -132,6 +132,7 @@ core::Expected<FlameTree> build_flame_tree(const core::Profile& p,
   tree.sample_unit = std::string(p.str(p.sample_types[*value].unit));
   for (const std::string& f : filter->unmatched())
     tree.warnings.push_back("--" + f + " matched no frame");
+  for (std::string& w : filter->label_warnings()) tree.warnings.push_back(std::move(w));
 
   // tally record --off-cpu profiles: the part of each frame's width spent off the CPU,
   // when the value drawn includes it (wall, off-cpu), so that the SVG colours it apart.
@@ -143,7 +144,7 @@ core::Expected<FlameTree> build_flame_tree(const core::Profile& p,
     const int64_t w = p.values(s)[*value];
     if (w <= 0) continue;
     const auto stack = p.stack(s);
-    if (!filter->keeps(stack)) continue;
+    if (!filter->keeps(s, stack)) continue;
     const int64_t off =
         with_off_cpu ? std::min(w, p.values(s)[static_cast<size_t>(off_cpu_type)]) : 0;
     uint32_t at = 0;

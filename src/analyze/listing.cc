@@ -13,8 +13,8 @@ core::Expected<ListingBasis> listing_basis(const core::Profile& p, const std::st
   auto pattern = compile_report_regex(regex);
   if (!pattern) return pattern.error();
   if (p.call_graph.present && filters.any())
-    return core::Error{"--focus, --ignore, --hide and --show work on stack profiles; this is a "
-                       "call-graph profile (callgrind)",
+    return core::Error{"--focus, --ignore, --hide, --show and the label filters work on stack "
+                       "profiles; this is a call-graph profile (callgrind)",
                        core::ErrorKind::unsupported};
   auto value = report_value_index(p, sample_index);
   if (!value) return value.error();
@@ -32,6 +32,7 @@ core::Expected<ListingBasis> listing_basis(const core::Profile& p, const std::st
   }
   for (const std::string& f : basis.filter.unmatched())
     basis.warnings.push_back("no frame matches the --" + f + " regex");
+  for (std::string& w : basis.filter.label_warnings()) basis.warnings.push_back(std::move(w));
   return basis;
 }
 

@@ -57,6 +57,8 @@ std::vector<std::string> NameFilters::active() const {
   if (!ignore.empty()) out.push_back("ignore=" + ignore);
   if (!hide.empty()) out.push_back("hide=" + hide);
   if (!show.empty()) out.push_back("show=" + show);
+  for (const std::string& f : labels.focus) out.push_back("tagfocus=" + f);
+  for (const std::string& f : labels.ignore) out.push_back("tagignore=" + f);
   return out;
 }
 
@@ -71,11 +73,15 @@ core::Expected<LocationFilter> LocationFilter::create(const core::Profile& profi
   auto show = compile("show", filters.show);
   if (!show) return show.error();
 
+  auto labels = SampleLabelFilter::create(profile, filters.labels);
+  if (!labels) return labels.error();
+
   LocationFilter f;
   f.filters_ = filters;
+  f.labels_ = std::move(*labels);
   f.has_focus_ = focus->has_value();
   const size_t n = profile.locations.size();
-  if (!filters.any()) return f;
+  if (!filters.names()) return f;
   f.verdicts_.assign(n, Verdict::none);
   const bool hide_or_show = hide->has_value() || show->has_value();
   if (hide_or_show) {
@@ -120,7 +126,7 @@ core::Expected<LocationFilter> LocationFilter::create(const core::Profile& profi
   return f;
 }
 
-bool LocationFilter::keeps(std::span<const core::LocationId> stack) const {
+bool LocationFilter::keeps_stack(std::span<const core::LocationId> stack) const {
   if (verdicts_.empty()) return true;
   bool focused = false;
   for (core::LocationId id : stack) {

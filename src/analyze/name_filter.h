@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/label_filter.h"
 #include "core/error.h"
 #include "core/profile.h"
 
@@ -23,8 +24,11 @@ core::Expected<std::regex> compile_report_regex(const std::string& text);
 
 struct NameFilters {
   std::string focus, ignore, hide, show;
-  bool any() const { return !focus.empty() || !ignore.empty() || !hide.empty() || !show.empty(); }
-  // pprof's "Active filters:" lines ("focus=REGEX"), in its order.
+  // Carried here so that every report that filters by name filters by label too.
+  LabelFilters labels;
+  bool names() const { return !focus.empty() || !ignore.empty() || !hide.empty() || !show.empty(); }
+  bool any() const { return names() || labels.any(); }
+  // pprof's "Active filters:" lines ("focus=REGEX", "tagfocus=KEY=VALUE"), in its order.
   std::vector<std::string> active() const;
 };
 
@@ -34,16 +38,21 @@ class LocationFilter {
   static core::Expected<LocationFilter> create(const core::Profile& profile,
                                                const NameFilters& filters);
 
-  // Focus/ignore on one sample's stack.
-  bool keeps(std::span<const core::LocationId> stack) const;
+  // Focus/ignore on sample `sample` (its labels) and its stack.
+  bool keeps(size_t sample, std::span<const core::LocationId> stack) const {
+    return labels_.keeps(sample) && keeps_stack(stack);
+  }
   // The lines of a location that hide/show keep (all when neither is set); a location
   // whose lines are all removed is gone from every stack (`hidden`).
   std::span<const core::Line> lines(const core::Profile& profile, core::LocationId id) const;
   bool hidden(core::LocationId id) const { return !hidden_.empty() && hidden_[id - 1]; }
   // Filters that matched nothing, for a warning ("focus", "hide", ...).
   std::vector<std::string> unmatched() const;
+  // Label filters that matched no sample, as whole warnings.
+  std::vector<std::string> label_warnings() const { return labels_.warnings(); }
 
  private:
+  bool keeps_stack(std::span<const core::LocationId> stack) const;
   enum class Verdict : uint8_t { none, focused, ignored };
   bool has_focus_ = false;
   std::vector<Verdict> verdicts_;                 // per location
@@ -52,6 +61,7 @@ class LocationFilter {
   bool focus_matched_ = false, ignore_matched_ = false, hide_matched_ = false,
        show_matched_ = false;
   NameFilters filters_;
+  SampleLabelFilter labels_;
 };
 
 }  // namespace tally::analyze

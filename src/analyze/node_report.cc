@@ -62,14 +62,15 @@ core::Expected<NodeReportBasis> node_report_basis(const core::Profile& p,
   const int samples_index = p.sample_type_index("samples");
   const size_t count = samples_index >= 0 ? static_cast<size_t>(samples_index) : *value;
   if (p.call_graph.present && filters.any())
-    return core::Error{"--focus, --ignore, --hide and --show work on stack profiles; this is a "
-                       "call-graph profile (callgrind)",
+    return core::Error{"--focus, --ignore, --hide, --show and the label filters work on stack "
+                       "profiles; this is a call-graph profile (callgrind)",
                        core::ErrorKind::unsupported};
   TopReport header = report_header(p, *value, count, filters);
   auto filter = LocationFilter::create(p, filters);
   if (!filter) return filter.error();
   for (const std::string& f : filter->unmatched())
     header.warnings.push_back("no frame matches the --" + f + " regex");
+  for (std::string& w : filter->label_warnings()) header.warnings.push_back(std::move(w));
   // The index takes from the filter only the lines hide/show keep; it holds no pointer to it.
   NodeIndex nodes(p, node_options, &*filter);
   return NodeReportBasis{.value = *value,

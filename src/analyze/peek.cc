@@ -69,8 +69,8 @@ core::Expected<TreeReport> compute_peek(const core::Profile& p, const PeekOption
   core::Expected<TreeReport> report = core::Error{"", core::ErrorKind::invalid_input};
   if (p.call_graph.present) {
     if (options.filters.any())
-      return core::Error{"--focus, --ignore, --hide and --show work on stack profiles; this is "
-                         "a call-graph profile (callgrind)",
+      return core::Error{"--focus, --ignore, --hide, --show and the label filters work on stack "
+                         "profiles; this is a call-graph profile (callgrind)",
                          core::ErrorKind::unsupported};
     report = call_graph_tree(p, options);
   } else {

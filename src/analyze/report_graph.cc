@@ -14,7 +14,7 @@ NodeSums sum_nodes(const core::Profile& p, const NodeIndex& nodes, const Locatio
     const int64_t w = values[value];
     if (w == 0) continue;
     const auto stack = p.stack(s);
-    if (!filter.keeps(stack)) continue;
+    if (!filter.keeps(s, stack)) continue;
     bool have_leaf = false;
     NodeId leaf = 0;
     for (core::LocationId loc : stack) {
@@ -49,7 +49,7 @@ ReportGraph build_report_graph(const core::Profile& p, const NodeIndex& nodes,
     const int64_t w = p.values(s)[value];
     if (w == 0) continue;
     const auto stack = p.stack(s);
-    if (!filter.keeps(stack)) continue;
+    if (!filter.keeps(s, stack)) continue;
     bool have_parent = false, residual = false;
     NodeId parent = 0;
     // From the root (outermost frame) to the leaf.

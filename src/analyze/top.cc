@@ -105,7 +105,7 @@ std::vector<uint8_t> inline_edges(const core::Profile& p, const NodeIndex& nodes
     if (std::none_of(stack.begin(), stack.end(),
                      [&](core::LocationId l) { return location_nodes[l] & kInlinableNode; }))
       continue;
-    if (p.values(s)[value] == 0 || !filter.keeps(stack)) continue;
+    if (p.values(s)[value] == 0 || !filter.keeps(s, stack)) continue;
     seen.clear();
     bool have_parent = false;
     NodeId parent = 0;

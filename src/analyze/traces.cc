@@ -89,7 +89,7 @@ core::Expected<TracesReport> compute_traces(const core::Profile& p, const Traces
   const auto label_units = numeric_label_units(p);
   for (size_t s = 0; s < p.sample_count(); ++s) {
     const auto stack = p.stack(s);
-    if (!filter.keeps(stack)) continue;
+    if (!filter.keeps(s, stack)) continue;
     Trace trace;
     trace.value = p.values(s)[value];
     for (core::LocationId loc : stack) {

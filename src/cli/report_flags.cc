@@ -19,6 +19,18 @@ void add_report_flags(CLI::App* cmd, ReportFlags& flags, bool with_granularity) 
                   "drop samples whose stack has a frame matching REGEX");
   cmd->add_option("--hide", flags.filters.hide, "remove frames matching REGEX from the stacks");
   cmd->add_option("--show", flags.filters.show, "keep only frames matching REGEX in the stacks");
+  cmd->add_option("--label-focus", flags.filters.labels.focus,
+                  "keep only samples with a label KEY whose value matches: a number or range "
+                  "N, N:, :N, N:M for numeric labels (pid, tid, cpu), else comma-separated "
+                  "regexes for string labels (comm); repeatable, all must match "
+                  "(pprof's -tagfocus)")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);  // one filter per flag: a FILE after it stays the FILE
+  cmd->add_option("--label-ignore", flags.filters.labels.ignore,
+                  "drop samples with a label KEY whose value matches, as --label-focus; "
+                  "repeatable (pprof's -tagignore)")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);  // one filter per flag: a FILE after it stays the FILE
   cmd->add_option("--sample-index", flags.sample_index,
                   "the value to report, by name (cpu, samples), type/unit or 0-based index; "
                   "default: the profile's default type, else the last");

@@ -1,5 +1,6 @@
 // What the report commands (top, peek, tree, traces, flame, diff) share: the flags that
-// choose what is counted (--granularity, --focus/--ignore/--hide/--show, --sample-index,
+// choose what is counted (--granularity, --focus/--ignore/--hide/--show,
+// --label-focus/--label-ignore, --sample-index,
 // --no-inlines, --symbolize, --binary-path) and reading a profile for a report.
 #pragma once
 

@@ -76,7 +76,11 @@ ApiAnswer Api::answer(std::string_view path, const QueryParams& params) {
   auto query = parse_view_query(*endpoint, data_.mode, params);
   if (!query) return error_answer(400, query.error().message);
   try {
-    std::lock_guard lock(mutex_);
+    report_slots_.acquire();
+    struct Release {
+      std::counting_semaphore<kMaxConcurrentReports>& slots;
+      ~Release() { slots.release(); }
+    } release{report_slots_};
     auto result = compute(*endpoint, *query);
     if (!result) return error_answer(status_of(result.error()), result.error().message);
     return {200, dump_json(*result)};
@@ -86,24 +90,30 @@ ApiAnswer Api::answer(std::string_view path, const QueryParams& params) {
   }
 }
 
-core::Expected<const core::Profile*> Api::profile_for(const ViewQuery& query) {
-  if (data_.mode == ServeMode::compare) return &data_.profiles[query.base_side ? 0 : 1];
+core::Expected<Api::ProfileRef> Api::profile_for(const ViewQuery& query) {
+  // Not owned: data_ outlives every request.
+  const auto served = [&](size_t i) { return ProfileRef(ProfileRef(), &data_.profiles[i]); };
+  if (data_.mode == ServeMode::compare) return served(query.base_side ? 0 : 1);
   if (data_.mode == ServeMode::single || (query.epoch.empty() && query.image.empty() &&
                                           query.event.empty()))
-    return &data_.profiles[0];
+    return served(0);
   return selection_profile(query.epoch, query.epoch_to, query);
 }
 
 // The database read with `epoch` (through `epoch_to` when given) and the query's image and
-// event in place of the command line's; the last few kept read.
-core::Expected<const core::Profile*> Api::selection_profile(const std::string& epoch,
-                                                            const std::string& epoch_to,
-                                                            const ViewQuery& query) {
+// event in place of the command line's; the last few kept read. The read runs outside the
+// lock: two requests for one new selection may both read it, and neither waits for the other.
+core::Expected<Api::ProfileRef> Api::selection_profile(const std::string& epoch,
+                                                       const std::string& epoch_to,
+                                                       const ViewQuery& query) {
   const std::string key = epoch + '\n' + epoch_to + '\n' + query.image + '\n' + query.event;
-  for (auto it = selections_.begin(); it != selections_.end(); ++it) {
-    if (it->first != key) continue;
-    selections_.splice(selections_.begin(), selections_, it);
-    return &selections_.front().second;
+  {
+    std::lock_guard lock(selections_mutex_);
+    for (auto it = selections_.begin(); it != selections_.end(); ++it) {
+      if (it->first != key) continue;
+      selections_.splice(selections_.begin(), selections_, it);
+      return selections_.front().second;
+    }
   }
   store::Selection selection = data_.selection;
   if (!epoch.empty()) {
@@ -115,9 +125,11 @@ core::Expected<const core::Profile*> Api::selection_profile(const std::string& e
   if (!query.event.empty()) selection.event = query.event;
   auto profile = data_.load_selection(selection);
   if (!profile) return profile.error();
-  selections_.emplace_front(key, std::move(*profile));
+  auto loaded = std::make_shared<const core::Profile>(std::move(*profile));
+  std::lock_guard lock(selections_mutex_);
+  selections_.emplace_front(key, loaded);
   if (selections_.size() > kCachedSelections) selections_.pop_back();
-  return &selections_.front().second;
+  return loaded;
 }
 
 core::Expected<nlohmann::json> Api::compute(Endpoint endpoint, const ViewQuery& query) {
@@ -137,9 +149,10 @@ core::Expected<nlohmann::json> Api::compute(Endpoint endpoint, const ViewQuery& 
       if (!report) return report.error();
       return diff_json(*report);
     }
-    // Two epochs, as `tally diff --db DIR BASE NEW` reads them. The base is read first:
-    // with two selections cached, reading the new side keeps it.
-    auto base = selection_profile(query.base_epoch, "", query);
+    // Two epochs (or ranges), as `tally diff --db DIR BASE NEW` reads them. The base is read first:
+    // with two selections cached, reading the new side keeps it (and the reference held
+    // here keeps it alive whatever the cache does meanwhile).
+    auto base = selection_profile(query.base_epoch, query.base_epoch_to, query);
     if (!base) return base.error();
     auto changed = profile_for(query);
     if (!changed) return changed.error();
@@ -187,6 +200,7 @@ core::Expected<nlohmann::json> Api::compute(Endpoint endpoint, const ViewQuery& 
       list.inlines = data_.inlines;
       list.filters = query.filters;
       list.sample_index = query.sample_index;
+      std::lock_guard lock(sources_mutex_);
       auto report = analyze::compute_list(profile, list, sources_);
       if (!report) return report.error();
       return source_json(*report);
@@ -217,7 +231,25 @@ nlohmann::json Api::meta(const core::Profile& profile) const {
   nlohmann::json default_type = nullptr;
   if (auto index = analyze::report_value_index(profile, ""); index)
     default_type = profile.str(profile.sample_types[*index].type);
+  // The label keys the samples carry, for the label filters: numeric (pid, tid, cpu) or
+  // string (comm), in name order.
+  std::map<std::string, std::string> label_kinds;
+  std::vector<uint8_t> seen(profile.strings.size(), 0);  // bit 1: string, bit 2: number
+  for (size_t s = 0; s < profile.sample_count(); ++s)
+    for (const core::Label& label : profile.labels(s)) {
+      if (label.key >= seen.size()) continue;
+      const uint8_t bit = label.str != 0 ? 1 : 2;
+      if (seen[label.key] & bit) continue;
+      seen[label.key] |= bit;
+      std::string& kind = label_kinds[std::string(profile.str(label.key))];
+      kind = kind.empty() || kind == (bit == 1 ? "string" : "number")
+                 ? (bit == 1 ? "string" : "number")
+                 : "both";
+    }
+  nlohmann::json labels = nlohmann::json::array();
+  for (const auto& [key, kind] : label_kinds) labels.push_back({{"key", key}, {"kind", kind}});
   return {{"mode", kModes[static_cast<int>(data_.mode)]},
+          {"labels", std::move(labels)},
           {"files", data_.files},
           {"sample_types", std::move(types)},
           {"default_sample_type", std::move(default_type)}};
@@ -225,6 +257,7 @@ nlohmann::json Api::meta(const core::Profile& profile) const {
 
 // Every epoch read once, unsymbolized (image totals need no symbols), then kept.
 core::Expected<nlohmann::json> Api::db_overview() {
+  std::lock_guard lock(db_overview_mutex_);
   if (db_overview_) return *db_overview_;
   auto db = store::Database::open(data_.selection.db, /*create=*/false);
   if (!db) return db.error();

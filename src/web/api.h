@@ -3,9 +3,12 @@
 // be tested and fuzzed directly.
 #pragma once
 
+#include <cstddef>
 #include <list>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <semaphore>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -27,25 +30,40 @@ class Api {
  public:
   explicit Api(ServeData data);
 
-  // `path` is "/api/..."; thread-safe (requests are answered one at a time: the reports
-  // share the source file cache and the database reads, and one at a time keeps memory flat).
+  // `path` is "/api/..."; thread-safe, and requests run concurrently (cpp-httplib's thread
+  // pool): the profiles read at start are never changed, so reports on them share nothing
+  // but these few caches, each under its own lock. At most kMaxConcurrentReports compute
+  // at once, so that a burst of requests on a large profile cannot multiply its memory.
   ApiAnswer answer(std::string_view path, const QueryParams& params);
 
+  static constexpr std::ptrdiff_t kMaxConcurrentReports = 4;
+
  private:
+  // A profile a report reads: one of data_.profiles (not owned), or a database selection
+  // that stays alive while a request uses it even when the cache drops it.
+  using ProfileRef = std::shared_ptr<const core::Profile>;
+
   core::Expected<nlohmann::json> compute(Endpoint endpoint, const ViewQuery& query);
   // The profile a view shows: the new (or base) side, or a database selection.
-  core::Expected<const core::Profile*> profile_for(const ViewQuery& query);
-  core::Expected<const core::Profile*> selection_profile(const std::string& epoch,
-                                                         const std::string& epoch_to,
-                                                         const ViewQuery& query);
+  core::Expected<ProfileRef> profile_for(const ViewQuery& query);
+  core::Expected<ProfileRef> selection_profile(const std::string& epoch,
+                                               const std::string& epoch_to,
+                                               const ViewQuery& query);
   nlohmann::json meta(const core::Profile& profile) const;
   core::Expected<nlohmann::json> db_overview();
 
-  std::mutex mutex_;
-  ServeData data_;
+  const ServeData data_;  // read once at start; never changed
+  std::counting_semaphore<kMaxConcurrentReports> report_slots_{kMaxConcurrentReports};
+
+  // `tally list`'s file cache: read and filled by /api/source, one request at a time.
+  std::mutex sources_mutex_;
   analyze::SourceFiles sources_;
+
   // The last database selections read (key: epoch, image, event), newest first.
-  std::list<std::pair<std::string, core::Profile>> selections_;
+  std::mutex selections_mutex_;
+  std::list<std::pair<std::string, ProfileRef>> selections_;
+
+  std::mutex db_overview_mutex_;
   std::optional<nlohmann::json> db_overview_;
 };
 

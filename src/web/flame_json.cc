@@ -35,6 +35,7 @@ nlohmann::json flame_json(const analyze::FlameTree& tree) {
   }
   return {{"total", tree.total()},
           {"unit", tree.sample_unit},
+          {"warnings", tree.warnings},
           {"names", std::move(names)},
           {"nodes",
            {{"name", std::move(name_column)},

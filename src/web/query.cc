@@ -28,14 +28,21 @@ bool is_regex_param(std::string_view name) {
   return name == "focus" || name == "ignore" || name == "hide" || name == "show" || name == "f";
 }
 
+// The label filters may be given more than once (all focus filters must match).
+bool is_label_param(std::string_view name) { return name == "label_focus" || name == "label_ignore"; }
+
+// The most label filters one request may give.
+constexpr size_t kMaxLabelFilters = 16;
+
 bool known_param(Endpoint endpoint, ServeMode mode, std::string_view name) {
   if (name == "si" || name == "granularity" || name == "side" || name == "focus" ||
-      name == "ignore" || name == "hide" || name == "show")
+      name == "ignore" || name == "hide" || name == "show" || is_label_param(name))
     return true;
   if (name == "f") return takes_function(endpoint);
   if (name == "epoch" || name == "epoch_to" || name == "image" || name == "event")
     return mode == ServeMode::db;
-  if (name == "base_epoch") return mode == ServeMode::db && endpoint == Endpoint::diff;
+  if (name == "base_epoch" || name == "base_epoch_to")
+    return mode == ServeMode::db && endpoint == Endpoint::diff;
   return false;
 }
 
@@ -122,7 +129,12 @@ core::Expected<ViewQuery> parse_view_query(Endpoint endpoint, ServeMode mode,
     const std::string& value = it->second;
     if (!known_param(endpoint, mode, name))
       return bad("unknown parameter " + quoted(name) + " for this request");
-    if (params.count(name) > 1) return bad("parameter " + quoted(name) + " given more than once");
+    const size_t repeats = params.count(name);
+    if (repeats > 1 && !is_label_param(name))
+      return bad("parameter " + quoted(name) + " given more than once");
+    if (repeats > kMaxLabelFilters)
+      return bad("parameter " + quoted(name) + " given more than " +
+                 std::to_string(kMaxLabelFilters) + " times");
     const size_t cap = is_regex_param(name) ? kMaxRegexLength : kMaxValueLength;
     if (value.size() > cap)
       return bad("parameter '" + name + "' is " + std::to_string(value.size()) +
@@ -131,6 +143,26 @@ core::Expected<ViewQuery> parse_view_query(Endpoint endpoint, ServeMode mode,
           return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
         }))
       return bad("parameter '" + name + "' holds a control character");
+    if (is_label_param(name)) {
+      const auto [first, last] = params.equal_range(name);
+      for (auto label = first; label != last; ++label) {
+        const std::string& filter = label->second;
+        if (filter.size() > kMaxRegexLength)
+          return bad("parameter '" + name + "' is " + std::to_string(filter.size()) +
+                     " bytes long; at most " + std::to_string(kMaxRegexLength) + " are allowed");
+        if (std::any_of(filter.begin(), filter.end(), [](char c) {
+              return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+            }))
+          return bad("parameter '" + name + "' holds a control character");
+        if (const std::string why = regex_too_complex(filter); !why.empty())
+          return bad("parameter '" + name + "': " + why);
+        if (auto parsed = analyze::parse_label_filter(filter); !parsed)
+          return bad("parameter '" + name + "': " + parsed.error().message);
+        (name == "label_focus" ? query.filters.labels.focus : query.filters.labels.ignore)
+            .push_back(filter);
+      }
+      continue;
+    }
     if (is_regex_param(name) || name == "image") {
       if (const std::string why = regex_too_complex(value); !why.empty())
         return bad("parameter '" + name + "': " + why);
@@ -147,6 +179,7 @@ core::Expected<ViewQuery> parse_view_query(Endpoint endpoint, ServeMode mode,
     else if (name == "epoch") query.epoch = value;
     else if (name == "epoch_to") query.epoch_to = value;
     else if (name == "base_epoch") query.base_epoch = value;
+    else if (name == "base_epoch_to") query.base_epoch_to = value;
     else if (name == "image") query.image = value;
     else if (name == "event") query.event = value;
     else if (name == "side") {
@@ -160,6 +193,8 @@ core::Expected<ViewQuery> parse_view_query(Endpoint endpoint, ServeMode mode,
                quoted(granularity));
   if (!query.epoch_to.empty() && query.epoch.empty())
     return bad("parameter 'epoch_to' needs 'epoch', the range's first epoch");
+  if (!query.base_epoch_to.empty() && query.base_epoch.empty())
+    return bad("parameter 'base_epoch_to' needs 'base_epoch', the base range's first epoch");
   if (endpoint == Endpoint::diff && mode == ServeMode::db && query.base_epoch.empty())
     return bad("parameter 'base_epoch' (the epoch to compare against) is required");
   if (takes_function(endpoint) && query.function.empty())

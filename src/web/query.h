@@ -35,8 +35,9 @@ struct ViewQuery {
   bool base_side = false;    // side=base (comparison mode)
   // --db selection: "" keeps the server's.
   std::string epoch, epoch_to, image, event;
-  // /api/diff with --db: the base side's epoch (a name or prefix); `epoch`/`epoch_to` the new.
-  std::string base_epoch;
+  // /api/diff with --db: the base side's epoch (a name or prefix), through base_epoch_to
+  // when given; `epoch`/`epoch_to` the new side.
+  std::string base_epoch, base_epoch_to;
 };
 
 // Parameters as the HTTP library decodes them (a multimap keeps repeated ones).

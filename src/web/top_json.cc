@@ -23,7 +23,10 @@ nlohmann::json top_json(const analyze::TopReport& report) {
                     {"cum_pct", percent(row.cum, report.total)},
                     {"flat_pm", std::move(pm)}});
   }
-  return {{"total", report.total}, {"unit", report.sample_unit}, {"rows", std::move(rows)}};
+  return {{"total", report.total},
+          {"unit", report.sample_unit},
+          {"rows", std::move(rows)},
+          {"warnings", report.warnings}};
 }
 
 }  // namespace tally::web

@@ -286,6 +286,189 @@ class Comparison(unittest.TestCase):
                 s.json(q("/api/top", side="old"), expect=400)
 
 
+# Samples known one by one (1 ms each): alpha (pid 100; thread 100 on cpu 0 runs func_a 5
+# times, thread 101 on cpu 1 func_b 3 times), beta (pid 200 on cpu 2: func_a 2, func_c 4).
+LABEL_RUNS = [("alpha", 100, 100, 0, "func_a", 5), ("alpha", 100, 101, 1, "func_b", 3),
+              ("beta", 200, 200, 2, "func_a", 2), ("beta", 200, 200, 2, "func_c", 4)]
+
+
+def write_labelled_perf_script(path, runs):
+    n = 0
+    with open(path, "w") as f:
+        for comm, pid, tid, cpu, function, count in runs:
+            for _ in range(count):
+                f.write("%s %d/%d [%03d] 1.%d:    1000000 cpu-clock: \n"
+                        "\t            1674 %s+0x4 (/nonexistent/app)\n"
+                        "\t            153c main+0x3dc (/nonexistent/app)\n\n"
+                        % (comm, pid, tid, cpu, 100 + n, function))
+                n += 1
+
+
+class LabelFilters(unittest.TestCase):
+    """label_focus / label_ignore on every view, against counts known from the samples."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.script = os.path.join(cls.tmp.name, "labels.perf-script.txt")
+        write_labelled_perf_script(cls.script, LABEL_RUNS)
+        cls.served = Served("--http", "127.0.0.1:0", cls.script)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.served.__exit__(None, None, None)
+        cls.tmp.cleanup()
+
+    def flats(self, path, **params):
+        pairs = []
+        for key, value in params.items():
+            for v in (value if isinstance(value, list) else [value]):
+                pairs.append((key, v))
+        top = self.served.json(path + "?" + urllib.parse.urlencode(pairs))
+        self.assertEqual(top["total"], 14e6)  # the total is taken before filtering, as pprof does
+        return {r["name"]: r["flat"] for r in top["rows"] if r["flat"]}
+
+    def test_meta_lists_the_label_keys(self):
+        self.assertEqual(self.served.json("/api/meta")["labels"],
+                         [{"key": "comm", "kind": "string"}, {"key": "cpu", "kind": "number"},
+                          {"key": "pid", "kind": "number"}, {"key": "tid", "kind": "number"}])
+
+    def test_top(self):
+        ms = 1e6
+        self.assertEqual(self.flats("/api/top", label_focus="pid=100"), {"func_a": 5 * ms, "func_b": 3 * ms})
+        self.assertEqual(self.flats("/api/top", label_focus="cpu=0"), {"func_a": 5 * ms})
+        self.assertEqual(self.flats("/api/top", label_focus="tid=101:"),
+                         {"func_a": 2 * ms, "func_b": 3 * ms, "func_c": 4 * ms})
+        self.assertEqual(self.flats("/api/top", label_ignore="comm=^al"), {"func_a": 2 * ms, "func_c": 4 * ms})
+        self.assertEqual(self.flats("/api/top", label_focus=["pid=100", "comm=alp"], label_ignore="tid=101"),
+                         {"func_a": 5 * ms})
+        # The same rows as the command line's.
+        api = self.served.json(q("/api/top", label_focus="comm=beta"))
+        text = top_text_rows("--label-focus", "comm=beta", self.script)
+        self.assertEqual([(r["name"], r["flat"], r["cum"]) for r in api["rows"]],
+                         [(t[0], t[1], t[3]) for t in text])
+        self.assertEqual(api["warnings"], [])
+        none = self.served.json(q("/api/top", label_focus="comm=gamma"))
+        self.assertEqual(none["warnings"], ["--label-focus comm=gamma matched no sample"])
+
+    def test_flame_and_peek(self):
+        flame = self.served.json(q("/api/flame", label_ignore="comm=alpha"))
+        self.assertEqual(flame["total"], 6e6)
+        names = {flame["names"][i] for i in flame["nodes"]["name"]}
+        self.assertEqual(names, {"root", "main", "func_a", "func_c"})
+        peek = self.served.json(q("/api/peek", f="^main$", label_focus="cpu=2"))
+        entry = peek["entries"][0]
+        self.assertEqual(entry["cum"], 6e6)
+        self.assertEqual({c["name"]: c["value"] for c in entry["callees"]}, {"func_a": 2e6, "func_c": 4e6})
+
+    def test_bad_label_filters(self):
+        cases = {
+            "label_focus=pid": "KEY=VALUE",
+            "label_focus=pid%3D5%3A1": "above its last",
+            "label_ignore=comm%3D(": "invalid",
+            "label_focus=request%3D1kb": "units",
+            "&".join(["label_focus=pid%3D" + str(i) for i in range(17)]): "more than 16",
+        }
+        for query, message in cases.items():
+            with self.subTest(query=query[:40]):
+                status, _, body = self.served.request("/api/top?" + query)
+                self.assertEqual(status, 400, body[:200])
+                self.assertIn(message, json.loads(body)["error"])
+
+
+class LabelFiltersCompared(unittest.TestCase):
+    def test_diff_with_a_label_filter(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            base, new = os.path.join(tmp, "base.txt"), os.path.join(tmp, "new.txt")
+            write_labelled_perf_script(base, LABEL_RUNS)
+            # beta's func_c doubles; alpha's samples stay.
+            write_labelled_perf_script(new, LABEL_RUNS[:3] + [("beta", 200, 200, 2, "func_c", 8)])
+            with Served("--http", "127.0.0.1:0", base, new) as s:
+                rows = {r["name"]: (r["base"], r["new"]) for r in s.json(q("/api/diff", label_focus="pid=200"))["rows"]
+                        if r["base"] or r["new"]}
+                self.assertEqual(rows, {"func_a": (2e6, 2e6), "func_c": (4e6, 8e6)})
+                rows = {r["name"]: (r["base"], r["new"]) for r in s.json(q("/api/diff", label_focus="pid=100"))["rows"]
+                        if r["base"] or r["new"]}
+                self.assertEqual(rows, {"func_a": (5e6, 5e6), "func_b": (3e6, 3e6)})
+
+
+class Concurrency(unittest.TestCase):
+    """Requests run at once: a slow /api/disasm (300 functions of the tally binary itself)
+    does not hold up a fast /api/top, and answers given side by side equal those given one
+    at a time."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        symbols = subprocess.run(["nm", "--defined-only", "-S", TALLY], check=True,
+                                 capture_output=True, text=True).stdout
+        functions = [int(p[0], 16) for p in (l.split() for l in symbols.splitlines())
+                     if len(p) == 4 and p[2] in ("T", "t") and int(p[1], 16) > 64][:300]
+        cls.script = os.path.join(cls.tmp.name, "tally.perf-script.txt")
+        with open(cls.script, "w") as f:
+            for i, address in enumerate(functions):
+                for _ in range(1 + i % 3):
+                    f.write("tally 1/1 [001] 1.%d:    1000000 cpu-clock: \n\t%16x f%d+0x4 (%s)\n\n"
+                            % (i, address + 4, i, TALLY))
+        cls.served = Served("--http", "127.0.0.1:0", cls.script)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.served.__exit__(None, None, None)
+        cls.tmp.cleanup()
+
+    def test_a_fast_request_is_answered_while_a_slow_one_computes(self):
+        import threading
+        import time
+        s = self.served
+        slow_path = q("/api/disasm", f=".")
+        started = time.monotonic()
+        alone = s.json(slow_path)
+        slow_seconds = time.monotonic() - started
+        self.assertGreater(sum(len(r["instructions"]) for r in alone["routines"]), 10000)
+        fast_alone = s.json("/api/top")
+        done = {}
+
+        def slow():
+            # The answer is sent once computed: its headers arriving mark the computation's end
+            # (reading and parsing its ~10 MB body comes after).
+            conn = http.client.HTTPConnection(s.host, s.port, timeout=120)
+            conn.request("GET", slow_path)
+            response = conn.getresponse()
+            done["at"] = time.monotonic()
+            done["answer"] = json.loads(response.read())
+            conn.close()
+
+        thread = threading.Thread(target=slow)
+        thread.start()
+        # Well inside the slow request's computation (it took slow_seconds alone).
+        time.sleep(slow_seconds * 0.25)
+        fast_start = time.monotonic()
+        fast = s.json("/api/top")
+        fast_at = time.monotonic()
+        thread.join()
+        self.assertEqual(fast, fast_alone)
+        self.assertEqual(done["answer"], alone)
+        # Answered one at a time, /api/top would wait until the disasm is computed (and
+        # end just before its answer is sent): it must take well under the time the disasm
+        # still needed.
+        self.assertLess(fast_at - fast_start, 0.5 * (done["at"] - fast_start),
+                        "/api/top waited for /api/disasm (%.2f s alone)" % slow_seconds)
+
+    def test_answers_side_by_side_equal_those_one_at_a_time(self):
+        import concurrent.futures
+        names = [n for n in self.served.json("/api/flame")["names"][1:] if re.fullmatch(r"f[0-9]+", n)]
+        self.assertGreater(len(names), 100)
+        paths = [q("/api/top", si="samples"), "/api/flame", q("/api/peek", f="^(%s)$" % "|".join(names[:3])),
+                 q("/api/source", f="."), "/api/meta", q("/api/top", focus=names[3]),
+                 q("/api/flame", hide=names[4])] * 3 + [q("/api/disasm", f=".")]
+        alone = {p: self.served.json(p) for p in set(paths)}
+        with concurrent.futures.ThreadPoolExecutor(max_workers=12) as pool:
+            answers = list(pool.map(self.served.json, paths))
+        for path, answer in zip(paths, answers):
+            self.assertEqual(answer, alone[path], path)
+
+
 class Database(unittest.TestCase):
     """tally serve --db on a database make_serve_db writes (two epochs, two images)."""
 
@@ -401,6 +584,26 @@ class Database(unittest.TestCase):
                 answer = s.json(q("/api/diff", **params), expect=400)
                 self.assertIn(why, answer["error"], params)
             s.json(q("/api/top", base_epoch=first), expect=400)
+
+    def test_diff_with_a_base_range(self):
+        first, second = "20250102030405", "20250102040000"
+        with Served("--http", "127.0.0.1:0", "--no-debuginfod", "--binary-path", fixture("bin"),
+                    "--db", self.db) as s:
+            # Base: both epochs (make_serve_db's samples, 1 ms each: func_a 40+10, func_b 30,
+            # func_c 20, func_d 10+90, lib_hot 25); new: the second (func_a 10, func_d 90).
+            diff = s.json(q("/api/diff", base_epoch=first, base_epoch_to=second, epoch=second))
+            self.assertEqual((diff["base_total"], diff["new_total"]), (225e6, 100e6))
+            flat = {r["name"]: (r["base"], r["new"]) for r in diff["rows"] if r["base"] or r["new"]}
+            self.assertEqual(flat, {"func_a": (50e6, 10e6), "func_b": (30e6, 0), "func_c": (20e6, 0),
+                                    "func_d": (100e6, 90e6), "lib_hot": (25e6, 0)})
+            # The base range's own top is the same range's `tally top`.
+            self.assertEqual(s.json(q("/api/top", epoch=first, epoch_to=second))["total"], 225e6)
+            # Both sides ranges; the range reversed, or its end alone, is a 400.
+            both = s.json(q("/api/diff", base_epoch=first, base_epoch_to=second, epoch=first, epoch_to=second))
+            self.assertTrue(all(r["base"] == r["new"] and r["status"] == "same" for r in both["rows"]))
+            self.assertIn("reversed", s.json(q("/api/diff", base_epoch=second, base_epoch_to=first), expect=400)["error"])
+            self.assertIn("base_epoch", s.json(q("/api/diff", base_epoch_to=second), expect=400)["error"])
+            s.json(q("/api/top", base_epoch_to=second), expect=400)
 
 
 class Regexes(unittest.TestCase):

@@ -86,6 +86,7 @@
 
   function fillRefine() {
     const form = document.getElementById("refine"), q = T.query();
+    for (const name of T.LABEL_PARAMS) form.elements[name].value = q.getAll(name).join(" ");
     for (const name of ["focus", "ignore", "hide", "show", "si", "granularity", "side"]) {
       const field = form.elements[name];
       if (!field) continue;
@@ -128,6 +129,9 @@
       si.appendChild(option);
     }
     si.disabled = (meta.sample_types || []).length < 2;
+    // The label keys the profile has, offered as "KEY=" in the label filter boxes.
+    const keys = document.getElementById("label-keys");
+    for (const label of meta.labels || []) keys.appendChild(el("option", { value: label.key + "=" }, label.kind));
     form.addEventListener("submit", function (e) {
       e.preventDefault();
       const params = new URLSearchParams();
@@ -135,6 +139,9 @@
         const field = form.elements[name];
         if (field && field.value) params.set(name, field.value);
       }
+      // Label filters: one parameter per space-separated KEY=VALUE.
+      for (const name of T.LABEL_PARAMS)
+        for (const filter of form.elements[name].value.split(/\s+/)) if (filter) params.append(name, filter);
       const q = T.query();
       for (const key of T.DB_PARAMS) if (q.get(key)) params.set(key, q.get(key));
       let text = params.toString() + ownQuery(false);
@@ -143,7 +150,7 @@
     });
     for (const name of ["si", "granularity", "side"]) form.elements[name].addEventListener("change", function () { form.requestSubmit(); });
     document.getElementById("clear-refine").addEventListener("click", function () {
-      for (const name of ["focus", "ignore", "hide", "show", "si", "granularity"]) form.elements[name].value = "";
+      for (const name of ["focus", "ignore", "hide", "show", "label_focus", "label_ignore", "si", "granularity"]) form.elements[name].value = "";
       form.requestSubmit();
     });
     for (const node of document.querySelectorAll("[data-mode]")) node.hidden = node.dataset.mode !== meta.mode;
@@ -191,6 +198,9 @@
       // A graph laid out while detached has no width: draw it again now it is in the page.
       if (view === "flame" && T.flame) T.flame.draw();
       main.dataset.state = "ready";
+      // For bench/serve_vs_pprof.py: when the view was in the page, and when it was painted.
+      performance.mark("tally:" + view + ":ready");
+      requestAnimationFrame(function () { performance.mark("tally:" + view + ":painted"); });
     } catch (error) {
       if (id !== routeCount) return;
       main.textContent = "";

@@ -21,7 +21,7 @@
       return;
     }
     if (meta.mode === "db")
-      root.appendChild(el("p", { id: "diff-epochs" }, "Base epoch ", el("code", null, q.get("base_epoch")), " → new ",
+      root.appendChild(el("p", { id: "diff-epochs" }, "Base epoch ", el("code", null, q.get("base_epoch") + (q.get("base_epoch_to") ? " … " + q.get("base_epoch_to") : "")), " → new ",
         el("code", null, (q.get("epoch") || "latest") + (q.get("epoch_to") ? " … " + q.get("epoch_to") : ""))));
     const data = await T.cachedApi("diff");
     const unit = data.unit;
@@ -154,20 +154,24 @@
       const from = epoch && epoch !== "all" ? epoch : (data.epochs.length ? data.epochs[0].name : "");
       choose({ epoch: toSelect.value ? from : epoch, epoch_to: toSelect.value });
     });
-    // A comparison of two epochs: /diff with base_epoch (the base) and epoch (the new side).
+    // A comparison of two epochs, or ranges: /diff with base_epoch (through base_epoch_to)
+    // as the base and epoch (through epoch_to) as the new side.
     const baseSelect = el("select", { id: "db-compare-base" }), newSelect = el("select", { id: "db-compare-new" });
+    const baseToSelect = el("select", { id: "db-compare-base-to" }, el("option", { value: "" }, "(only the epoch)"));
+    const newToSelect = el("select", { id: "db-compare-new-to" }, el("option", { value: "" }, "(only the epoch)"));
     data.epochs.forEach(function (e, i) {
-      baseSelect.appendChild(el("option", { value: e.name }, e.name));
-      newSelect.appendChild(el("option", { value: e.name }, e.name));
+      for (const select of [baseSelect, newSelect, baseToSelect, newToSelect]) select.appendChild(el("option", { value: e.name }, e.name));
       if (i === data.epochs.length - 2) baseSelect.value = e.name;
     });
     if (q.get("base_epoch")) baseSelect.value = q.get("base_epoch");
+    baseToSelect.value = q.get("base_epoch_to") || "";
     if (data.epochs.length) newSelect.value = epoch && epoch !== "all" && !q.get("epoch_to") ? epoch : data.epochs[data.epochs.length - 1].name;
     const compareButton = el("button", { type: "button", id: "db-compare", onclick: function () {
       const params = T.commonParams();
       params.set("base_epoch", baseSelect.value);
+      if (baseToSelect.value) params.set("base_epoch_to", baseToSelect.value); else params.delete("base_epoch_to");
       params.set("epoch", newSelect.value);
-      params.delete("epoch_to");
+      if (newToSelect.value) params.set("epoch_to", newToSelect.value); else params.delete("epoch_to");
       T.navigate("/diff?" + params.toString());
     } }, "Compare");
     compareButton.disabled = data.epochs.length < 2;
@@ -178,7 +182,8 @@
     root.appendChild(el("div", { class: "controls" }, el("label", null, "epoch ", epochSelect), el("label", null, "through ", toSelect), el("label", null, "event ", eventSelect),
       image ? el("span", null, "image ", el("code", null, image), " ", el("button", { type: "button", id: "db-clear-image", onclick: function () { choose({ image: "" }); } }, "all images")) : null,
       el("span", { class: "muted" }, "The choice applies to every view (flame, top, …).")));
-    root.appendChild(el("div", { class: "controls", id: "db-compare-controls" }, el("label", null, "compare base ", baseSelect), el("label", null, "with new ", newSelect), compareButton));
+    root.appendChild(el("div", { class: "controls", id: "db-compare-controls" }, el("label", null, "compare base ", baseSelect), el("label", null, "through ", baseToSelect),
+      el("label", null, "with new ", newSelect), el("label", null, "through ", newToSelect), compareButton));
 
     // The totals are in the event's unit (nanoseconds for cpu-clock), as /api/meta names it.
     const type = (meta.sample_types || []).find(function (t) { return t.type === (event || meta.default_sample_type); });

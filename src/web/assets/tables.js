@@ -148,6 +148,7 @@
       holder.appendChild(T.sortableTable({ columns: columns, rows: shown, id: "top-table", className: "top" }));
     }
     root.appendChild(el("div", { class: "controls" }, filterBox(show), count));
+    if (data.warnings && data.warnings.length) root.appendChild(el("p", { class: "muted", id: "top-warnings" }, data.warnings.join("; ")));
     root.appendChild(holder);
     show(T.query().get("q") || "");
   };

@@ -4,10 +4,12 @@
 window.tally = window.tally || {};
 (function (T) {
   // Parameters every view and API call takes (API.md); the rest of a URL's query is the view's own.
-  T.COMMON_PARAMS = ["si", "focus", "ignore", "hide", "show", "granularity", "side", "epoch", "epoch_to", "image", "event", "base_epoch"];
+  T.COMMON_PARAMS = ["si", "focus", "ignore", "hide", "show", "label_focus", "label_ignore", "granularity", "side", "epoch", "epoch_to", "image", "event", "base_epoch", "base_epoch_to"];
+  // The label filters may repeat (every label_focus must match): kept with all their values.
+  T.LABEL_PARAMS = ["label_focus", "label_ignore"];
   // Database parameters (--db): kept by every view; base_epoch (a comparison's base) only
   // goes to /api/diff, the other views show the new side.
-  T.DB_PARAMS = ["epoch", "epoch_to", "image", "event", "base_epoch"];
+  T.DB_PARAMS = ["epoch", "epoch_to", "image", "event", "base_epoch", "base_epoch_to"];
 
   T.el = function (tag, attrs) {
     const node = document.createElement(tag);
@@ -88,7 +90,10 @@ window.tally = window.tally || {};
   // The common parameters of the current URL (the refine bar's state), as URLSearchParams.
   T.commonParams = function () {
     const q = T.query(), out = new URLSearchParams();
-    for (const key of T.COMMON_PARAMS) if (q.get(key)) out.set(key, q.get(key));
+    for (const key of T.COMMON_PARAMS) {
+      if (T.LABEL_PARAMS.indexOf(key) >= 0) { for (const v of q.getAll(key)) if (v) out.append(key, v); }
+      else if (q.get(key)) out.set(key, q.get(key));
+    }
     return out;
   };
   // A page URL that keeps the common parameters and sets the view's own.
@@ -103,7 +108,7 @@ window.tally = window.tally || {};
   // {"error": ...} text on a 4xx/5xx so that the page can show it.
   T.api = async function (name, own, withoutCommon) {
     const q = withoutCommon ? new URLSearchParams() : T.commonParams();
-    if (name !== "diff") q.delete("base_epoch");
+    if (name !== "diff") { q.delete("base_epoch"); q.delete("base_epoch_to"); }
     for (const key in own || {}) if (own[key] !== null && own[key] !== undefined && own[key] !== "") q.set(key, own[key]);
     const text = q.toString();
     const response = await fetch("/api/" + name + (text ? "?" + text : ""), { headers: { Accept: "application/json" } });

@@ -471,6 +471,79 @@ class SingleProfileTest(BrowserCase):
         self.screenshot("error")
 
 
+class LabelFilterTest(BrowserCase):
+    """A perf script written here whose samples carry comm, pid, tid and cpu labels: alpha
+    (pid 100; thread 100 runs func_a 5 times, thread 101 func_b 3 times) and beta (pid 200:
+    func_a 2, func_c 4 times). The Refine bar's label filters apply to every view."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.folder = tempfile.mkdtemp(prefix="tally-web-labels-")
+        cls.script = os.path.join(cls.folder, "labels.perf-script.txt")
+        runs = [("alpha", 100, 100, 0, "func_a", 5), ("alpha", 100, 101, 1, "func_b", 3),
+                ("beta", 200, 200, 2, "func_a", 2), ("beta", 200, 200, 2, "func_c", 4)]
+        n = 0
+        with open(cls.script, "w") as out:
+            for comm, pid, tid, cpu, function, count in runs:
+                for _ in range(count):
+                    out.write("%s %d/%d [%03d] 1.%d:    1000000 cpu-clock: \n"
+                              "\t            1674 %s+0x4 (/nonexistent/app)\n"
+                              "\t            153c main+0x3dc (/nonexistent/app)\n\n"
+                              % (comm, pid, tid, cpu, 100 + n, function))
+                    n += 1
+        cls.server_args = [cls.script]
+        super().setUpClass()
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        shutil.rmtree(cls.folder, ignore_errors=True)
+
+    def apply_label_filter(self, field, text, url_part):
+        box = self.driver.find_element(By.NAME, field)
+        box.clear()
+        box.send_keys(text)
+        self.driver.find_element(By.CSS_SELECTOR, "#refine button[type='submit']").click()
+        self.wait_for(lambda d: url_part in d.current_url, url_part + " in the URL")
+        return self.wait_ready()
+
+    def test_label_filters_apply_to_top_and_the_flame_graph(self):
+        self.open("/top")
+        self.assertEqual({r["name"] for r in self.table_rows("top-table")}, {"main", "func_a", "func_b", "func_c"})
+        # The label keys of the profile are offered.
+        keys = self.driver.execute_script(
+            "return Array.from(document.querySelectorAll('#label-keys option')).map(function (o) { return o.value; });")
+        self.assertEqual(keys, ["comm=", "cpu=", "pid=", "tid="])
+        self.apply_label_filter("label_focus", "pid=100", "label_focus=pid%3D100")
+        self.screenshot("top-label-focus")
+        rows = {r["name"]: r for r in self.table_rows("top-table")}
+        cli = {r["name"]: r for r in top_rows(run_tally("top", "--label-focus", "pid=100", self.script))}
+        self.assertEqual(set(rows), set(cli))
+        self.assertEqual(set(rows), {"main", "func_a", "func_b"})
+        for name, row in rows.items():
+            self.assertEqual((row["flat"], row["cum"]), (cli[name]["flat"], cli[name]["cum"]), name)
+        self.assertEqual(rows["func_a"]["flat_value"], 5e6)  # thread 100's 5 samples only
+        # The flame graph keeps the filter (nav links carry it) and draws the kept samples only.
+        self.driver.find_element(By.CSS_SELECTOR, "#nav a[data-view='flame']").click()
+        self.wait_for(lambda d: d.find_element(By.CSS_SELECTOR, "#flame-canvas[data-ready='1']"), "the flame graph")
+        self.assertIn("label_focus=pid%3D100", self.driver.current_url)
+        self.assertIsNone(self.driver.execute_script("return window.tally.flame.findFrame('func_c');"))
+        self.assertIsNotNone(self.driver.execute_script("return window.tally.flame.findFrame('func_b');"))
+        self.assertEqual(self.driver.execute_script("return window.tally.flame.data.total;"), 8e6)
+        # An ignore filter beside it: thread 101 goes, with func_b.
+        self.assertEqual(self.driver.find_element(By.NAME, "label_focus").get_attribute("value"), "pid=100")
+        self.apply_label_filter("label_ignore", "tid=101", "label_ignore=tid%3D101")
+        self.wait_for(lambda d: d.find_element(By.CSS_SELECTOR, "#flame-canvas[data-ready='1']"), "the flame graph")
+        self.screenshot("flame-label-filters")
+        self.assertIsNone(self.driver.execute_script("return window.tally.flame.findFrame('func_b');"))
+        self.assertEqual(self.driver.execute_script("return window.tally.flame.data.total;"), 5e6)
+        # Two focus filters in one box, separated by a space: both must match.
+        self.apply_label_filter("label_focus", "comm=beta cpu=2", "label_focus=cpu%3D2")
+        self.assertIn("label_focus=comm%3Dbeta", self.driver.current_url)
+        self.wait_for(lambda d: d.find_element(By.CSS_SELECTOR, "#flame-canvas[data-ready='1']"), "the flame graph")
+        self.assertEqual(self.driver.execute_script("return window.tally.flame.data.total;"), 6e6)
+
+
 class CompareTest(BrowserCase):
     """Two folded profiles written here: func_a doubles, func_c shrinks, func_b keeps its share
     exactly, func_d disappears."""
@@ -668,6 +741,45 @@ class DatabaseTest(BrowserCase):
         self.open("/top?epoch=" + self.epochs[1])
         names = [r["name"] for r in self.table_rows("top-table")]
         self.assertIn("lib_hot", names)
+
+    def diff_marks(self, *args):
+        """`tally diff`'s rows: (marked names, unmarked names)."""
+        cli = run_tally("diff", *args)
+        marked, unmarked = set(), set()
+        header = False
+        for line in cli.splitlines():
+            if line.split()[:1] == ["base%"]:
+                header = True
+            elif header and line.strip():
+                rest = re.match(r"^(?:\s*\S+){8}\s+(.*)$", line).group(1)
+                (marked.add(rest[2:]) if rest.startswith("* ") else unmarked.add(rest))
+        return marked, unmarked
+
+    def test_a_base_range_compared_with_an_epoch(self):
+        first, second = self.epochs
+        self.open("/db")
+        Select(self.driver.find_element(By.ID, "db-compare-base")).select_by_value(first)
+        Select(self.driver.find_element(By.ID, "db-compare-base-to")).select_by_value(second)
+        Select(self.driver.find_element(By.ID, "db-compare-new")).select_by_value(second)
+        self.driver.find_element(By.ID, "db-compare").click()
+        self.wait_for(lambda d: "/diff?" in d.current_url, "the comparison page")
+        self.wait_ready()
+        self.screenshot("db-diff-base-range")
+        query = urllib.parse.parse_qs(urllib.parse.urlparse(self.driver.current_url).query)
+        self.assertEqual((query["base_epoch"], query["base_epoch_to"], query["epoch"]), ([first], [second], [second]))
+        self.assertNotIn("epoch_to", query)
+        self.assertIn(first + " … " + second, self.driver.find_element(By.ID, "diff-epochs").text)
+        # The base is both epochs: what `tally diff --db` reads for the two epochs' common
+        # name prefix (the database holds only these two).
+        prefix = os.path.commonprefix([first, second])
+        marked, unmarked = self.diff_marks("--db", self.db, prefix, second)
+        rows = {r["name"]: r for r in self.table_rows("diff-table")}
+        self.assertEqual(set(rows), marked | unmarked)
+        for name in marked:
+            self.assertIn("changed", rows[name]["className"].split(), name)
+        # split's functions ran in the base range only: removed in the new epoch.
+        self.assertEqual(rows["func_a"]["new_value"], 0)
+        self.assertGreater(rows["func_a"]["base_value"], 0)
 
     def test_two_epochs_compared_and_a_range_chosen_on_the_db_page(self):
         base, new = self.epochs
