@@ -74,7 +74,7 @@ core::Expected<std::string> thread_totals_text(const core::Profile& p,
   std::map<int64_t, ThreadRow> rows;  // by tid; -1: samples without a tid label
   std::set<std::string> reasons;
   for (size_t i = 0; i < p.sample_count(); ++i) {
-    if (!filter->keeps(p.stack(i))) continue;
+    if (!filter->keeps(i, p.stack(i))) continue;
     int64_t tid = -1;
     std::string comm, reason;
     for (const core::Label& l : p.labels(i)) {
