@@ -14,11 +14,11 @@ namespace tally::daemon {
 enum class PushFormat { pyroscope, otlp };
 
 struct PushTarget {
-  std::string url;  // the store's base URL; the API path is appended
+  std::string url{};  // the store's base URL; the API path is appended
   PushFormat format = PushFormat::pyroscope;
-  std::vector<std::string> headers;  // "Name: value"
-  std::string token_file;            // its content (trimmed) is sent as a bearer token
-  std::string ca_file;               // a CA certificate (PEM) trusted besides the system's
+  std::vector<std::string> headers{};  // "Name: value"
+  std::string token_file{};            // its content (trimmed) is sent as a bearer token
+  std::string ca_file{};               // a CA certificate (PEM) trusted besides the system's
   long timeout_seconds = 30;
 };
 

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <string>
 
 namespace tally::daemon {
 
@@ -53,10 +54,9 @@ std::string service_of_process(pid_t pid) {
     if (auto slash = path.rfind('/'); slash != std::string::npos) path.erase(0, slash + 1);
     if (!path.empty()) return path;
   }
-  std::ifstream comm(dir + "/comm");
-  std::string name;
-  if (std::getline(comm, name) && !name.empty()) return name;
-  return "unknown";
+  // No executable: a kernel thread (kworker/0:1, ...), one series for all of them; or a
+  // process gone already.
+  return std::ifstream(dir + "/comm") ? "kernel" : "unknown";
 }
 
 std::string host_name() {

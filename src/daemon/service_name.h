@@ -15,7 +15,7 @@ namespace tally::daemon {
 std::string service_from_cgroup(std::string_view cgroup_text);
 
 // service_from_cgroup of the process, else the name of its executable (/proc/PID/exe's
-// base name, else /proc/PID/comm), else "unknown".
+// base name), else "kernel" for a kernel thread, else "unknown" (the process is gone).
 std::string service_of_process(pid_t pid);
 
 // gethostname(2), or "localhost".
