@@ -59,6 +59,7 @@ struct DaemonOptions {
   std::string spool;
   double spool_max_mb = 64;
   double push_retry_max = 60;
+  bool status = false;  // ask the running daemon instead
 };
 
 // What the daemon needs to push; absent without --push.
@@ -316,7 +317,19 @@ int Daemon::run(ControlServer& control) {
   return last ? kOk : kIoError;
 }
 
+// `tally daemon --status --db DIR` (or --spool DIR for a push-only daemon): the running
+// daemon's status line, counters of the push included.
+int print_status(const DaemonOptions& opt) {
+  const std::string dir = !opt.db.empty() ? opt.db : opt.spool;
+  if (dir.empty()) return usage_error("--status needs --db DIR (or --spool DIR of a push-only daemon)");
+  auto text = send_control(dir, "status", 5000);
+  if (!text) return report(text.error());
+  std::printf("%s\n", text->c_str());
+  return kOk;
+}
+
 int run_daemon(const DaemonOptions& opt) {
+  if (opt.status) return print_status(opt);
   if (opt.frequency == 0) return usage_error("-F must be at least 1");
   if (!(opt.flush_seconds >= 1)) return usage_error("--flush must be at least 1 second");
   collect::SamplerConfig config;
@@ -489,6 +502,9 @@ void add_daemon_command(CLI::App& app, Runner& run) {
                   "where pushes wait until the store takes them (default DIR/spool of --db)");
   cmd->add_option("--spool-max-mb", opt->spool_max_mb,
                   "bound of the spool; past it the oldest pushes are dropped (default 64)");
+  cmd->add_flag("--status", opt->status,
+                "print the status of the daemon running on --db DIR (or --spool DIR) and exit: "
+                "samples, flushes, pushes, bytes, retries, spooled, refused, dropped");
   cmd->add_option("--push-retry-max", opt->push_retry_max,
                   "longest wait between retries of a failed push, seconds (default 60)");
   cmd->final_callback([opt, &run] { run = [opt] { return run_daemon(*opt); }; });

@@ -153,6 +153,10 @@ TEST(DaemonPush, OutageEverySampleArrivesExactlyOnce) {
   ASSERT_EQ(run({measured_split_program(), "-r", "7", "-u", "15000000"}).exit_code, 0);
   std::this_thread::sleep_for(std::chrono::seconds(1));
   EXPECT_GT(files_in(dir.file("spool")), 0u) << "the outage's intervals wait in the spool";
+  RunResult status = run_tally({"daemon", "--status", "--db", dir.file("db")});
+  EXPECT_EQ(status.exit_code, 0) << status.describe();
+  EXPECT_GT(status_number(status.out, "retries"), 0) << status.out;
+  EXPECT_GT(status_number(status.out, "spooled"), 0) << status.out;
   receiver = std::make_unique<Receiver>(dir.file("store"), ReceiverOptions{.port = port});
   ASSERT_TRUE(receiver->started()) << read_text(dir.file("store/receiver.log"));
   for (int i = 0; i < 300 && files_in(dir.file("spool")) > 0; ++i)
@@ -171,6 +175,55 @@ TEST(DaemonPush, OutageEverySampleArrivesExactlyOnce) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(log, m, std::regex(R"((\d+) samples spooled in all)"))) << log;
   EXPECT_EQ(pprof_total(all.out), std::stoll(m[1])) << log;
+}
+
+// The samples the spool's files hold (their names say: SEQUENCE-SAMPLES.push).
+int64_t spooled_samples(const std::string& dir) {
+  int64_t n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename();
+    if (name.ends_with(".push")) n += std::stoll(name.substr(name.find('-') + 1));
+  }
+  return n;
+}
+
+TEST(DaemonPush, KilledDaemonsSpoolIsSentByTheNextOne) {
+  REQUIRE_DAEMON_AND_RECEIVER();
+  TempDir dir;
+  int port = 0;
+  {
+    Receiver gone(dir.file("gone"));
+    port = gone.port();
+  }
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  const std::vector<std::string> args = {"-F", "999", "--flush", "3600", "--push", url,
+                                         "--push-every", "1", "--spool", dir.file("spool")};
+  {
+    DaemonProcess first(dir.file("db"), args);
+    ASSERT_TRUE(first.started()) << first.log();
+    ASSERT_EQ(run({measured_split_program(), "-r", "7", "-u", "15000000"}).exit_code, 0);
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    first.stop(SIGKILL);
+  }
+  const int64_t left = spooled_samples(dir.file("spool"));
+  ASSERT_GT(left, 0);
+  Receiver receiver(dir.file("store"), {.port = port});
+  ASSERT_TRUE(receiver.started()) << read_text(dir.file("store/receiver.log"));
+  DaemonProcess second(dir.file("db"), args);
+  ASSERT_TRUE(second.started()) << second.log();
+  for (int i = 0; i < 300 && files_in(dir.file("spool")) > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(second.stop(SIGTERM), 0) << second.log();
+  EXPECT_EQ(files_in(dir.file("spool")), 0u) << second.log();
+  const std::string log = second.log();
+  EXPECT_NE(log.find("left in the spool"), std::string::npos) << log;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(log, m, std::regex(R"((\d+) samples spooled in all)"))) << log;
+  RunResult all = pprof_top(profiles_of(receiver, ""), "samples");
+  ASSERT_EQ(all.exit_code, 0) << all.describe();
+  // What the killed daemon spooled, and all the second one sampled: each once.
+  EXPECT_EQ(pprof_total(all.out), left + std::stoll(m[1])) << log;
+  EXPECT_FALSE(std::filesystem::exists(receiver.out() + "/duplicates"));
 }
 
 TEST(DaemonPush, FullSpoolDropsTheOldestWithALogLine) {
