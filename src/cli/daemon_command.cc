@@ -181,8 +181,8 @@ std::string Daemon::push(const char* why) {
     analyze::ReportSymbolize symbolize;
     symbolize.debuginfod = false;  // no network fetches for every interval
     std::vector<daemon::ProfileSeries> series;
+    daemon::symbolize_push_profiles(profiles, symbolize, diagnostics);
     for (auto& p : profiles) {
-      daemon::symbolize_push_profile(p, symbolize, diagnostics);
       const std::string type = daemon::profile_type_name(p.profile);
       series.push_back({daemon::series_labels(type, p.service, push_.host, push_.labels),
                         {daemon::raw_sample(std::move(p.profile))}});

@@ -47,7 +47,7 @@ std::vector<PushInterval::ServiceProfile> PushInterval::take(const store::Aggreg
   for (size_t s = 0; s < services_.size(); ++s) {
     for (size_t e = 0; e < aggregate.events().size(); ++e) {
       const store::EventInfo& event = aggregate.events()[e];
-      ServiceProfile result{services_[s], e, 0, {}};
+      ServiceProfile result{services_[s], e, 0, {}, {}};
       core::Profile& p = result.profile;
       p.sample_types = {p.value_type("samples", "count"), p.value_type(event.name, event.unit)};
       p.period_type = p.value_type(event.name, event.unit);
@@ -72,6 +72,8 @@ std::vector<PushInterval::ServiceProfile> PushInterval::take(const store::Aggreg
       if (result.samples == 0) continue;
       p.period = int64_t(period_sum / result.samples);  // the mean period
       p.comments.push_back(p.intern(fmt::format("tally daemon, service {}", services_[s])));
+      for (core::MappingId m = 1; m <= p.mappings.size(); ++m)
+        result.mapping_images.push_back(builder.image_of(m));
       out.push_back(std::move(result));
     }
   }
@@ -84,12 +86,52 @@ std::vector<PushInterval::ServiceProfile> PushInterval::take(const store::Aggreg
   return out;
 }
 
-void symbolize_push_profile(PushInterval::ServiceProfile& profile,
-                            const analyze::ReportSymbolize& symbolize,
-                            core::Diagnostics& diagnostics) {
-  if (symbolize.enabled) analyze::name_kernel_frames(profile.profile, diagnostics);
-  if (auto st = analyze::symbolize_report_profile(profile.profile, symbolize, diagnostics); !st)
-    diagnostics.warn("symbolizing the push of " + profile.service + ": " + st.error().message);
+void symbolize_push_profiles(std::vector<PushInterval::ServiceProfile>& profiles,
+                             const analyze::ReportSymbolize& symbolize,
+                             core::Diagnostics& diagnostics) {
+  // Every location of every profile, once, in one profile laid out the same way.
+  core::Profile all;
+  store::ImageProfileBuilder builder(all);
+  std::vector<std::vector<core::LocationId>> in_all(profiles.size());
+  for (size_t i = 0; i < profiles.size(); ++i) {
+    const core::Profile& p = profiles[i].profile;
+    for (const core::Location& l : p.locations) {
+      const core::Mapping& m = p.mapping(l.mapping);
+      in_all[i].push_back(builder.location(profiles[i].mapping_images[l.mapping - 1],
+                                           p.str(m.file), p.str(m.build_id),
+                                           static_cast<uint32_t>(l.address - m.start)));
+    }
+  }
+  if (symbolize.enabled) analyze::name_kernel_frames(all, diagnostics);
+  if (auto st = analyze::symbolize_report_profile(all, symbolize, diagnostics); !st)
+    diagnostics.warn("symbolizing the push: " + st.error().message);
+  // The lines back into each profile, with its own functions and strings.
+  for (size_t i = 0; i < profiles.size(); ++i) {
+    core::Profile& p = profiles[i].profile;
+    std::unordered_map<core::FunctionId, core::FunctionId> functions;
+    for (size_t k = 0; k < p.locations.size(); ++k) {
+      core::Location& l = p.locations[k];
+      const core::Location& resolved = all.locations[in_all[i][k] - 1];
+      const core::Mapping& from = all.mapping(resolved.mapping);
+      core::Mapping& to = p.mapping(l.mapping);
+      to.has_functions = from.has_functions;
+      to.has_filenames = from.has_filenames;
+      to.has_line_numbers = from.has_line_numbers;
+      to.has_inline_frames = from.has_inline_frames;
+      l.lines.clear();
+      for (const core::Line& line : resolved.lines) {
+        auto [it, added] = functions.try_emplace(line.function, 0);
+        if (added) {
+          const core::Function& f = all.functions[line.function - 1];
+          it->second = p.add_function({.name = p.intern(all.str(f.name)),
+                                       .system_name = p.intern(all.str(f.system_name)),
+                                       .filename = p.intern(all.str(f.filename)),
+                                       .start_line = f.start_line});
+        }
+        l.lines.push_back({.function = it->second, .line = line.line, .column = line.column});
+      }
+    }
+  }
 }
 
 }  // namespace tally::daemon

@@ -39,6 +39,7 @@ class PushInterval {
     size_t event = 0;
     uint64_t samples = 0;
     core::Profile profile;  // sample types: samples/count and EVENT/unit
+    std::vector<std::string> mapping_images;  // per mapping: its image id
   };
   // The interval's profiles (images and events from `aggregate`), not symbolized yet (see
   // symbolize_push_profile: it may run on another thread); the interval starts again empty.
@@ -62,10 +63,11 @@ class PushInterval {
   uint64_t samples_ = 0;
 };
 
-// Names the profile's kernel frames from /proc/kallsyms and symbolizes the rest from the
-// binaries; failures are warnings (the frames stay addresses).
-void symbolize_push_profile(PushInterval::ServiceProfile& profile,
-                            const analyze::ReportSymbolize& symbolize,
-                            core::Diagnostics& diagnostics);
+// Names the profiles' kernel frames from /proc/kallsyms and symbolizes the rest from the
+// binaries, in one pass over all of them (an image shared by many services, libc, is read
+// once); failures are warnings (the frames stay addresses).
+void symbolize_push_profiles(std::vector<PushInterval::ServiceProfile>& profiles,
+                             const analyze::ReportSymbolize& symbolize,
+                             core::Diagnostics& diagnostics);
 
 }  // namespace tally::daemon

@@ -64,10 +64,10 @@ def main():
             self.wfile.write(body)
 
         def refuse(self, why):
-            body = json.dumps({"code": "invalid_argument", "message": why}).encode()
-            self.answer(400, body, "application/json")
             with lock, open(os.path.join(args.out, "errors"), "a") as f:
                 f.write(why + "\n")
+            body = json.dumps({"code": "invalid_argument", "message": why}).encode()
+            self.answer(400, body, "application/json")
 
         def do_POST(self):
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
@@ -80,14 +80,15 @@ def main():
             request = PushRequest()
             request.ParseFromString(body)
             if args.status != 200:
+                # Recorded before the answer: the test reads it once the client is done.
+                with lock, open(os.path.join(args.out, "refused"), "a") as f:
+                    f.write("%d\n" % args.status)
                 if args.status < 500 and args.status != 429:
                     text = json.dumps({"code": "invalid_argument",
                                        "message": "test store says no"}).encode()
                     self.answer(args.status, text, "application/json")
                 else:
                     self.answer(args.status, b"overloaded", "text/plain")
-                with lock, open(os.path.join(args.out, "refused"), "a") as f:
-                    f.write("%d\n" % args.status)
                 return
             record = {"headers": {k: v for k, v in self.headers.items()}, "series": []}
             with lock:
