@@ -24,6 +24,8 @@ pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev     # tests and benchmarks
   clang libclang-rt-14-dev                       # libFuzzer targets and sanitizer runtimes
   python3                                        # bench scripts
+  libcurl4-openssl-dev                           # tally push / daemon --push: HTTP(S) to fleet stores
+  python3-protobuf openssl                       # the push tests: a receiver decoding proto/pyroscope; a test CA
 )
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 missing=()

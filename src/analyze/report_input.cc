@@ -8,8 +8,6 @@
 
 namespace tally::analyze {
 
-namespace {
-
 // Kernel frames are offsets from the kernel's _text. When the profiled kernel is the one
 // running (same build id), /proc/kallsyms names them; the ELF symbolizer cannot.
 void name_kernel_frames(core::Profile& p, core::Diagnostics& diagnostics) {
@@ -42,8 +40,6 @@ void name_kernel_frames(core::Profile& p, core::Diagnostics& diagnostics) {
     }
   }
 }
-
-}  // namespace
 
 core::Status symbolize_report_profile(core::Profile& profile, const ReportSymbolize& symbolize,
                                       core::Diagnostics& diagnostics) {

@@ -47,6 +47,10 @@ core::Expected<core::Profile> read_db_report_profile(const store::Selection& sel
                                                      const ReportSymbolize& symbolize,
                                                      core::Diagnostics& diagnostics);
 
+// Names the frames of the profile's "[kernel.kallsyms]" mappings (offsets from _text) from
+// /proc/kallsyms when the mapping's build id is the running kernel's (the daemon's push too).
+void name_kernel_frames(core::Profile& profile, core::Diagnostics& diagnostics);
+
 // Symbolizes the profile's unsymbolized locations when `symbolize.enabled`, with pprof's
 // simplified function names ("ns::f", as pprof shows and stores them).
 core::Status symbolize_report_profile(core::Profile& profile, const ReportSymbolize& symbolize,

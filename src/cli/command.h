@@ -40,6 +40,7 @@ void add_epoch_command(CLI::App& app, Runner& run);
 void add_list_command(CLI::App& app, Runner& run);
 void add_disasm_command(CLI::App& app, Runner& run);
 void add_serve_command(CLI::App& app, Runner& run);
+void add_push_command(CLI::App& app, Runner& run);
 
 // Prints "tally: error: MESSAGE" and returns the exit code for the error's kind.
 int report(const core::Error& error);

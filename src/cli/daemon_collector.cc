@@ -10,6 +10,7 @@
 #include <span>
 
 #include "collect/kernel_symbols.h"
+#include "daemon/push_interval.h"
 #include "store/image_id.h"
 #include "symbolize/elf_image.h"
 
@@ -121,9 +122,13 @@ void DaemonCollector::on_sample(const collect::SampleRecord& sample) {
     frames_.push_back(f);
   }
   aggregate_.add_sample(sample.event, frames_, sample.period);
+  if (push_ != nullptr) push_->add(pid, sample.event, frames_, sample.period);
 }
 
 void DaemonCollector::on_mmap(const collect::MmapRecord& m) {
+  // The service is looked up now, while the process is alive: its samples may be read
+  // after it has exited and /proc no longer knows it.
+  if (push_ != nullptr) push_->note_process(static_cast<pid_t>(m.pid));
   if (std::optional<collect::ImageMapping> mapping = collect::executable_mapping(m))
     processes_.process(static_cast<pid_t>(m.pid)).add(*mapping);
 }
@@ -131,6 +136,7 @@ void DaemonCollector::on_mmap(const collect::MmapRecord& m) {
 void DaemonCollector::on_comm(const collect::CommRecord& c) {
   if (!c.exec) return;
   processes_.exec(static_cast<pid_t>(c.pid));
+  if (push_ != nullptr) push_->forget(static_cast<pid_t>(c.pid));
   sample_stack_.forget(static_cast<pid_t>(c.pid));
 }
 
@@ -154,6 +160,7 @@ void DaemonCollector::forget_exited(uint64_t now_ns, uint64_t grace_ns) {
   std::erase_if(exited_, [&](const auto& e) {
     if (e.second + grace_ns > now_ns) return false;
     processes_.erase(e.first);
+    if (push_ != nullptr) push_->forget(e.first);
     return true;
   });
 }

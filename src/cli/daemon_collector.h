@@ -18,6 +18,10 @@
 #include "collect/sampler.h"
 #include "store/aggregate.h"
 
+namespace tally::daemon {
+class PushInterval;
+}
+
 namespace tally::cli {
 
 struct CollectorStats {
@@ -46,6 +50,8 @@ class DaemonCollector : public collect::SampleConsumer {
   void forget_exited(uint64_t now_ns, uint64_t grace_ns);
   size_t processes() const { return processes_.size(); }
   const CollectorStats& stats() const { return stats_; }
+  // Every sample also goes to `push` (tally daemon --push), with its process id.
+  void also_push_to(daemon::PushInterval* push) { push_ = push; }
 
  private:
   uint32_t image_of(pid_t pid, const collect::ImageMapping& mapping);
@@ -53,6 +59,7 @@ class DaemonCollector : public collect::SampleConsumer {
   store::Frame kernel_frame(uint64_t address);
 
   store::Aggregate& aggregate_;
+  daemon::PushInterval* push_ = nullptr;
   collect::SampleStack sample_stack_;
   collect::ProcessTable processes_;
   std::unordered_map<std::string, uint32_t> images_;  // by mapping identity

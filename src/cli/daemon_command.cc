@@ -4,6 +4,9 @@
 // profile database every --flush seconds, on `tally flush`, before `tally epoch` starts a
 // new epoch, and on SIGTERM / SIGINT before it exits. A flush that fails (a full disk) is
 // logged; the samples stay in memory and the flush is tried again 30 s later.
+// With --push URL it also pushes each --push-every interval's profiles, per service and
+// event, to a fleet store (src/daemon: spooled to disk first, retried with backoff); the
+// database is then optional.
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
@@ -14,6 +17,7 @@
 #include <chrono>
 #include <csignal>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <optional>
 
@@ -25,6 +29,10 @@
 #include "collect/event_spec.h"
 #include "collect/sampler.h"
 #include "collect/trace_clock.h"
+#include "daemon/push_interval.h"
+#include "daemon/push_payload.h"
+#include "daemon/pusher.h"
+#include "daemon/service_name.h"
 #include "store/database.h"
 
 namespace tally::cli {
@@ -39,6 +47,27 @@ struct DaemonOptions {
   std::string call_graph = "fp";
   std::string log;
   bool idle = false;
+  // --push
+  std::string push_url;
+  std::string push_format = "pyroscope";
+  double push_every = 15;
+  std::string service;
+  std::vector<std::string> labels;
+  std::vector<std::string> push_headers;
+  std::string push_token_file;
+  std::string push_ca;
+  std::string spool;
+  double spool_max_mb = 64;
+  double push_retry_max = 60;
+  bool status = false;  // ask the running daemon instead
+};
+
+// What the daemon needs to push; absent without --push.
+struct PushPath {
+  std::unique_ptr<daemon::PushInterval> interval;
+  std::unique_ptr<daemon::Pusher> pusher;
+  std::vector<daemon::Label> labels;  // --label pairs
+  std::string host;
 };
 
 volatile std::sig_atomic_t g_stop = 0;
@@ -84,21 +113,27 @@ core::Expected<std::pair<collect::EventSpec, uint64_t>> parse_daemon_event(const
 
 class Daemon {
  public:
-  Daemon(DaemonLog& log, store::Database& db, std::string epoch, collect::Sampler& sampler,
-         store::Aggregate& aggregate, DaemonCollector& collector, const DaemonOptions& options)
+  // `db` null: push only (--push without --db).
+  Daemon(DaemonLog& log, store::Database* db, std::string epoch, collect::Sampler& sampler,
+         store::Aggregate& aggregate, DaemonCollector& collector, const DaemonOptions& options,
+         PushPath& push)
       : log_(log), db_(db), epoch_(std::move(epoch)), sampler_(sampler), aggregate_(aggregate),
-        collector_(collector), options_(options), machine_(machine_info()) {}
+        collector_(collector), options_(options), machine_(machine_info()), push_(push) {}
 
   int run(ControlServer& control);
 
  private:
   // Flushes what is in memory; the text for the log and the control client.
   core::Expected<std::string> flush(const char* why);
+  // Spools the interval's profiles for the pusher; the text for the log.
+  std::string push(const char* why);
+  void finish_packing();  // waits for the interval being symbolized and spooled
   void handle(ControlServer::Request& request);
   std::string status() const;
+  std::string base_status() const;
 
   DaemonLog& log_;
-  store::Database& db_;
+  store::Database* db_;
   std::string epoch_;
   collect::Sampler& sampler_;
   store::Aggregate& aggregate_;
@@ -108,15 +143,72 @@ class Daemon {
   uint64_t next_flush_ns_ = 0;
   uint64_t flushed_samples_ = 0;
   uint64_t started_ns_ = collect::monotonic_ns();
+  PushPath& push_;
+  uint64_t next_push_ns_ = 0;
+  uint64_t push_started_ns_ = collect::monotonic_ns();
+  int64_t push_started_unix_ns_ = unix_ns();
+  uint64_t pushed_samples_ = 0;
+  std::future<void> packing_;
+
+  static int64_t unix_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch()).count();
+  }
 };
 
+std::string Daemon::push(const char* why) {
+  if (!push_.interval) return "";
+  (void)sampler_.read(collector_, 0);
+  const uint64_t now = collect::monotonic_ns();
+  const int64_t now_unix = unix_ns();
+  next_push_ns_ = now + static_cast<uint64_t>(options_.push_every * 1e9);
+  auto profiles = push_.interval->take(aggregate_, push_started_unix_ns_,
+                                       now_unix - push_started_unix_ns_);
+  push_started_ns_ = now;
+  push_started_unix_ns_ = now_unix;
+  if (db_ == nullptr) collector_.forget_exited(now, 10'000'000'000ULL);  // else flush() does
+  if (profiles.empty()) return "";
+  uint64_t samples = 0;
+  for (const auto& p : profiles) samples += p.samples;
+  pushed_samples_ += samples;
+  const size_t count = profiles.size();
+  // Symbolizing reads the binaries: on a thread of its own, so that the rings are read on
+  // time meanwhile. One interval at a time, in order.
+  if (packing_.valid()) packing_.wait();
+  packing_ = std::async(std::launch::async, [this, samples, why,
+                                             profiles = std::move(profiles)]() mutable {
+    core::Diagnostics diagnostics;
+    analyze::ReportSymbolize symbolize;
+    symbolize.debuginfod = false;  // no network fetches for every interval
+    std::vector<daemon::ProfileSeries> series;
+    daemon::symbolize_push_profiles(profiles, symbolize, diagnostics);
+    for (auto& p : profiles) {
+      const std::string type = daemon::profile_type_name(p.profile);
+      series.push_back({daemon::series_labels(type, p.service, push_.host, push_.labels),
+                        {daemon::raw_sample(std::move(p.profile))}});
+    }
+    const std::string message = daemon::encode_push_request(series);
+    if (auto st = push_.pusher->enqueue(message, samples); !st)
+      log_.line(fmt::format("push ({}): cannot spool {} samples: {}", why, samples, st.error().message));
+  });
+  return fmt::format("{} samples of {} profile(s) to push", samples, count);
+}
+
+void Daemon::finish_packing() {
+  if (packing_.valid()) packing_.wait();
+}
+
 core::Expected<std::string> Daemon::flush(const char* why) {
+  if (db_ == nullptr) {  // --push only: a flush pushes
+    std::string text = push(why);
+    return text.empty() ? std::string("nothing to push") : text;
+  }
   // What the rings hold up to now goes in too.
   (void)sampler_.read(collector_, 0);
   const uint64_t pending = aggregate_.pending_samples();
   const auto started = std::chrono::steady_clock::now();
   const std::string epoch_before = epoch_;
-  auto result = db_.flush_rolling_over(epoch_, aggregate_, machine_,
+  auto result = db_->flush_rolling_over(epoch_, aggregate_, machine_,
                                        static_cast<int64_t>(std::time(nullptr)));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -141,6 +233,18 @@ core::Expected<std::string> Daemon::flush(const char* why) {
 }
 
 std::string Daemon::status() const {
+  std::string pushes;
+  if (push_.pusher) {
+    const daemon::PushStats p = push_.pusher->stats();
+    pushes = fmt::format("; pushes {} ({} bytes, {} samples spooled in all), retries {}, "
+                         "spooled {} ({} bytes), refused {}, dropped {} ({} samples)",
+                         p.pushes, p.bytes, pushed_samples_, p.retries, p.spooled_files,
+                         p.spooled_bytes, p.refused, p.dropped_files, p.dropped_samples);
+  }
+  return pushes.empty() ? base_status() : base_status() + pushes;
+}
+
+std::string Daemon::base_status() const {
   const collect::SamplerStats& s = sampler_.stats();
   const CollectorStats& c = collector_.stats();
   return fmt::format("epoch {}; samples {} ({} pending, {} flushed), lost {}, throttled {}; "
@@ -156,12 +260,16 @@ void Daemon::handle(ControlServer::Request& request) {
     auto text = flush("tally flush");
     ControlServer::reply(request, bool(text), text ? *text : text.error().message);
   } else if (request.command == "epoch") {
+    if (db_ == nullptr) {
+      ControlServer::reply(request, false, "this daemon keeps no database (--push without --db)");
+      return;
+    }
     auto text = flush("tally epoch");
     if (!text) {
       ControlServer::reply(request, false, "the epoch was not changed: " + text.error().message);
       return;
     }
-    auto next = db_.start_epoch(static_cast<int64_t>(std::time(nullptr)));
+    auto next = db_->start_epoch(static_cast<int64_t>(std::time(nullptr)));
     if (!next) {
       log_.line("cannot start a new epoch: " + next.error().message);
       ControlServer::reply(request, false, next.error().message);
@@ -180,6 +288,7 @@ void Daemon::handle(ControlServer::Request& request) {
 
 int Daemon::run(ControlServer& control) {
   next_flush_ns_ = collect::monotonic_ns() + static_cast<uint64_t>(options_.flush_seconds * 1e9);
+  next_push_ns_ = collect::monotonic_ns() + static_cast<uint64_t>(options_.push_every * 1e9);
   while (!g_stop) {
     // A quarter second at most between looks at the control socket and the clock.
     if (auto read = sampler_.read(collector_, 250); !read) {
@@ -189,16 +298,38 @@ int Daemon::run(ControlServer& control) {
     std::string refused;
     while (auto request = control.accept(refused)) handle(*request);
     if (!refused.empty()) log_.line(refused);
-    if (collect::monotonic_ns() >= next_flush_ns_) (void)flush("timer");
+    if (db_ != nullptr && collect::monotonic_ns() >= next_flush_ns_) (void)flush("timer");
+    if (push_.interval && collect::monotonic_ns() >= next_push_ns_) (void)push("timer");
   }
   sampler_.disable();
   (void)sampler_.drain(collector_);
-  auto last = flush(g_stop ? "exit" : "exit after an error");
+  core::Expected<std::string> last = std::string();
+  if (db_ != nullptr) last = flush(g_stop ? "exit" : "exit after an error");
+  if (push_.pusher) {
+    if (std::string text = push("exit"); !text.empty()) log_.line(text + " (exit)");
+    finish_packing();
+    // A few seconds for the store to take the rest; what it does not stays spooled.
+    if (!push_.pusher->drain(5))
+      log_.line(fmt::format("push: {} request(s) stay spooled for the next start",
+                            push_.pusher->stats().spooled_files));
+  }
   log_.line("stopping: " + status());
   return last ? kOk : kIoError;
 }
 
+// `tally daemon --status --db DIR` (or --spool DIR for a push-only daemon): the running
+// daemon's status line, counters of the push included.
+int print_status(const DaemonOptions& opt) {
+  const std::string dir = !opt.db.empty() ? opt.db : opt.spool;
+  if (dir.empty()) return usage_error("--status needs --db DIR (or --spool DIR of a push-only daemon)");
+  auto text = send_control(dir, "status", 5000);
+  if (!text) return report(text.error());
+  std::printf("%s\n", text->c_str());
+  return kOk;
+}
+
 int run_daemon(const DaemonOptions& opt) {
+  if (opt.status) return print_status(opt);
   if (opt.frequency == 0) return usage_error("-F must be at least 1");
   if (!(opt.flush_seconds >= 1)) return usage_error("--flush must be at least 1 second");
   collect::SamplerConfig config;
@@ -230,13 +361,56 @@ int run_daemon(const DaemonOptions& opt) {
   } else if (opt.call_graph == "none") config.sampling.call_graph = collect::CallGraphMode::none;
   else return usage_error("--call-graph must be fp, dwarf or none, not '" + opt.call_graph + "'");
 
-  auto db = store::Database::open(opt.db, /*create=*/true);
-  if (!db) return report(db.error());
-  auto lock = store::WriterLock::acquire(opt.db);
-  if (!lock) return report(lock.error());
-  if (size_t stale = db->remove_stale_temporaries(); stale > 0)
-    log->line(fmt::format("removed {} temporary file(s) a killed daemon left", stale));
-  auto control = ControlServer::listen(control_socket_path(opt.db));
+  if (opt.db.empty() && opt.push_url.empty()) return usage_error("--db DIR or --push URL is required");
+  PushPath push;
+  const std::string spool = !opt.spool.empty() ? opt.spool : opt.db.empty() ? "" : opt.db + "/spool";
+  if (!opt.push_url.empty()) {
+    if (!(opt.push_every >= 1)) return usage_error("--push-every must be at least 1 second");
+    if (!(opt.spool_max_mb > 0)) return usage_error("--spool-max-mb must be more than 0");
+    if (!(opt.push_retry_max >= 1)) return usage_error("--push-retry-max must be at least 1 second");
+    if (spool.empty()) return usage_error("--push without --db needs --spool DIR");
+    auto format = daemon::parse_push_format(opt.push_format);
+    if (!format) return usage_error(format.error().message);
+    if (*format != daemon::PushFormat::pyroscope)
+      return usage_error("--push-format otlp is not implemented yet");
+    for (const std::string& text : opt.labels) {
+      daemon::Label label;
+      if (std::string why = daemon::parse_label(text, label); !why.empty()) return usage_error(why);
+      push.labels.push_back(std::move(label));
+    }
+    auto transport = daemon::PushTransport::open({.url = opt.push_url,
+                                                  .format = *format,
+                                                  .headers = opt.push_headers,
+                                                  .token_file = opt.push_token_file,
+                                                  .ca_file = opt.push_ca});
+    if (!transport) return usage_error(transport.error().message);
+    DaemonLog* log_ptr = &*log;
+    auto pusher = daemon::Pusher::start(
+        std::move(*transport),
+        {.spool_dir = spool,
+         .spool_max_bytes = static_cast<uint64_t>(opt.spool_max_mb * 1024 * 1024),
+         .retry_max_seconds = opt.push_retry_max},
+        [log_ptr](const std::string& line) { log_ptr->line(line); });
+    if (!pusher) return report(pusher.error());
+    push.pusher = std::move(*pusher);
+    push.interval = std::make_unique<daemon::PushInterval>(opt.service);
+    push.host = daemon::host_name();
+  }
+
+  std::optional<store::Database> db;
+  std::optional<store::WriterLock> lock;
+  if (!opt.db.empty()) {
+    auto opened = store::Database::open(opt.db, /*create=*/true);
+    if (!opened) return report(opened.error());
+    db.emplace(std::move(*opened));
+    auto locked = store::WriterLock::acquire(opt.db);
+    if (!locked) return report(locked.error());
+    lock.emplace(std::move(*locked));
+    if (size_t stale = db->remove_stale_temporaries(); stale > 0)
+      log->line(fmt::format("removed {} temporary file(s) a killed daemon left", stale));
+  }
+  // Without a database the control socket lives in the spool directory.
+  auto control = ControlServer::listen(control_socket_path(!opt.db.empty() ? opt.db : spool));
   if (!control) return report(control.error());
 
   auto sampler = collect::Sampler::open(config);
@@ -249,7 +423,8 @@ int run_daemon(const DaemonOptions& opt) {
   if (!(*sampler)->kernel_excluded().empty())
     log->line("kernel frames are not sampled: " + (*sampler)->kernel_excluded());
 
-  auto epoch = db->start_epoch(static_cast<int64_t>(std::time(nullptr)));
+  core::Expected<std::string> epoch = std::string("(none: push only)");
+  if (db) epoch = db->start_epoch(static_cast<int64_t>(std::time(nullptr)));
   if (!epoch) return report(epoch.error());
 
   std::vector<store::EventInfo> events;
@@ -262,6 +437,7 @@ int run_daemon(const DaemonOptions& opt) {
   }
   store::Aggregate aggregate(std::move(events), config.sampling.call_graph != collect::CallGraphMode::none);
   DaemonCollector collector(aggregate, config.sampling.call_graph);
+  collector.also_push_to(push.interval.get());
 
   struct sigaction sa {};
   sa.sa_handler = on_stop;  // no SA_RESTART: the wait in the sampler ends at once
@@ -271,8 +447,13 @@ int run_daemon(const DaemonOptions& opt) {
   log->line(fmt::format("pid {}: sampling {} on {} CPU(s), call stacks {}, flushing every {:g} s "
                         "into {} (epoch {})",
                         ::getpid(), names, (*sampler)->stats().rings, opt.call_graph,
-                        opt.flush_seconds, opt.db, *epoch));
-  Daemon daemon(*log, *db, *epoch, **sampler, aggregate, collector, opt);
+                        opt.flush_seconds, opt.db.empty() ? "no database" : opt.db, *epoch));
+  if (push.pusher)
+    log->line(fmt::format("pushing every {:g} s to {} (spool {})", opt.push_every,
+                          daemon::push_endpoint(
+                              daemon::PushTarget{.url = opt.push_url}),
+                          spool));
+  Daemon daemon(*log, db ? &*db : nullptr, *epoch, **sampler, aggregate, collector, opt, push);
   return daemon.run(*control);
 }
 
@@ -288,7 +469,8 @@ void add_daemon_command(CLI::App& app, Runner& run) {
       "DIR/index.tsv naming the images. Flushes every --flush seconds, on `tally flush`, "
       "and on SIGTERM/SIGINT before exiting; `tally epoch` starts a new epoch. Needs root or "
       "CAP_PERFMON. Query with `tally top --db DIR` (and diff, peek, convert...).");
-  cmd->add_option("--db", opt->db, "the profile database directory (created if missing)")->required();
+  cmd->add_option("--db", opt->db,
+                  "the profile database directory (created if missing); optional with --push");
   cmd->add_option("-e,--event", opt->events,
                   "EVENT or EVENT:PERIOD to sample (repeatable; default cycles, or cpu-clock "
                   "where there is no cycle counter)");
@@ -301,6 +483,30 @@ void add_daemon_command(CLI::App& app, Runner& run) {
                   "of the user stack) or none (histograms only)");
   cmd->add_option("--log", opt->log, "append the log to FILE (default: standard error)");
   cmd->add_flag("--idle", opt->idle, "sample idle CPUs too (the kernel's idle loop)");
+  cmd->add_option("--push", opt->push_url,
+                  "also push each interval's profiles to a fleet store at URL: Grafana "
+                  "Pyroscope's push API (URL/push.v1.PusherService/Push), one series per "
+                  "service and event, symbolized here");
+  cmd->add_option("--push-format", opt->push_format, "pyroscope (default)");
+  cmd->add_option("--push-every", opt->push_every, "seconds per pushed interval (default 15)");
+  cmd->add_option("--service", opt->service,
+                  "the service_name label of every sample (default: the process's systemd "
+                  ".service unit, else its executable's name)");
+  cmd->add_option("--label", opt->labels, "NAME=VALUE: a label of every pushed series (repeatable)");
+  cmd->add_option("--push-header", opt->push_headers,
+                  "'Name: value': an HTTP header of each push (repeatable), e.g. "
+                  "'X-Scope-OrgID: team'");
+  cmd->add_option("--push-token-file", opt->push_token_file, "FILE holding a bearer token");
+  cmd->add_option("--push-ca", opt->push_ca, "a CA certificate (PEM) trusted besides the system's");
+  cmd->add_option("--spool", opt->spool,
+                  "where pushes wait until the store takes them (default DIR/spool of --db)");
+  cmd->add_option("--spool-max-mb", opt->spool_max_mb,
+                  "bound of the spool; past it the oldest pushes are dropped (default 64)");
+  cmd->add_flag("--status", opt->status,
+                "print the status of the daemon running on --db DIR (or --spool DIR) and exit: "
+                "samples, flushes, pushes, bytes, retries, spooled, refused, dropped");
+  cmd->add_option("--push-retry-max", opt->push_retry_max,
+                  "longest wait between retries of a failed push, seconds (default 60)");
   cmd->final_callback([opt, &run] { run = [opt] { return run_daemon(*opt); }; });
 }
 

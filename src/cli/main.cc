@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   add_list_command(app, run);
   add_disasm_command(app, run);
   add_serve_command(app, run);
+  add_push_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,137 @@
+#include "daemon/push_interval.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "daemon/service_name.h"
+#include "store/image_profile.h"
+
+namespace tally::daemon {
+
+uint32_t PushInterval::service_index(pid_t pid) {
+  if (auto it = service_of_pid_.find(pid); it != service_of_pid_.end()) return it->second;
+  // Kernel threads and the idle task (pid 0) are the kernel's; /proc is read once per
+  // process and interval.
+  std::string name = !fixed_service_.empty() ? fixed_service_
+                     : pid <= 0              ? std::string("kernel")
+                                             : service_of_process(pid);
+  auto [it, added] = service_ids_.try_emplace(name, static_cast<uint32_t>(services_.size()));
+  if (added) {
+    services_.push_back(name);
+    stacks_.emplace_back();
+  }
+  service_of_pid_[pid] = it->second;
+  return it->second;
+}
+
+void PushInterval::add(pid_t pid, size_t event, std::span<const store::Frame> frames,
+                       uint64_t period) {
+  if (frames.empty()) return;
+  const uint32_t service = service_index(pid);
+  key_.clear();
+  for (const store::Frame& f : frames) key_.push_back(uint64_t(f.image) << 32 | f.offset);
+  Counts& counts = stacks_[service][key_];
+  if (counts.samples.size() <= event) {
+    counts.samples.resize(event + 1, 0);
+    counts.periods.resize(event + 1, 0);
+  }
+  ++counts.samples[event];
+  counts.periods[event] += period;
+  ++samples_;
+}
+
+std::vector<PushInterval::ServiceProfile> PushInterval::take(const store::Aggregate& aggregate,
+                                                            int64_t start_ns, int64_t duration_ns) {
+  std::vector<ServiceProfile> out;
+  for (size_t s = 0; s < services_.size(); ++s) {
+    for (size_t e = 0; e < aggregate.events().size(); ++e) {
+      const store::EventInfo& event = aggregate.events()[e];
+      ServiceProfile result{services_[s], e, 0, {}, {}};
+      core::Profile& p = result.profile;
+      p.sample_types = {p.value_type("samples", "count"), p.value_type(event.name, event.unit)};
+      p.period_type = p.value_type(event.name, event.unit);
+      p.time_nanos = start_ns;
+      p.duration_nanos = duration_ns;
+      store::ImageProfileBuilder builder(p);
+      std::vector<core::LocationId> stack;
+      uint64_t period_sum = 0;
+      for (const auto& [frames, counts] : stacks_[s]) {
+        if (counts.samples.size() <= e || counts.samples[e] == 0) continue;
+        stack.clear();
+        for (uint64_t frame : frames) {
+          const store::Aggregate::Image& image = aggregate.image_data(uint32_t(frame >> 32));
+          stack.push_back(builder.location(image.entry.id, image.entry.key.path,
+                                           image.entry.key.build_id, uint32_t(frame)));
+        }
+        const int64_t values[2] = {int64_t(counts.samples[e]), int64_t(counts.periods[e])};
+        builder.add(stack, values);
+        result.samples += counts.samples[e];
+        period_sum += counts.periods[e];
+      }
+      if (result.samples == 0) continue;
+      p.period = int64_t(period_sum / result.samples);  // the mean period
+      p.comments.push_back(p.intern(fmt::format("tally daemon, service {}", services_[s])));
+      for (core::MappingId m = 1; m <= p.mappings.size(); ++m)
+        result.mapping_images.push_back(builder.image_of(m));
+      out.push_back(std::move(result));
+    }
+  }
+  // Services sorted by name: the pushes' order does not depend on hash order.
+  std::sort(out.begin(), out.end(), [](const ServiceProfile& a, const ServiceProfile& b) {
+    return a.service != b.service ? a.service < b.service : a.event < b.event;
+  });
+  for (Stacks& stacks : stacks_) stacks.clear();
+  samples_ = 0;
+  return out;
+}
+
+void symbolize_push_profiles(std::vector<PushInterval::ServiceProfile>& profiles,
+                             const analyze::ReportSymbolize& symbolize,
+                             core::Diagnostics& diagnostics) {
+  // Every location of every profile, once, in one profile laid out the same way.
+  core::Profile all;
+  store::ImageProfileBuilder builder(all);
+  std::vector<std::vector<core::LocationId>> in_all(profiles.size());
+  for (size_t i = 0; i < profiles.size(); ++i) {
+    const core::Profile& p = profiles[i].profile;
+    for (const core::Location& l : p.locations) {
+      const core::Mapping& m = p.mapping(l.mapping);
+      in_all[i].push_back(builder.location(profiles[i].mapping_images[l.mapping - 1],
+                                           p.str(m.file), p.str(m.build_id),
+                                           static_cast<uint32_t>(l.address - m.start)));
+    }
+  }
+  if (symbolize.enabled) analyze::name_kernel_frames(all, diagnostics);
+  if (auto st = analyze::symbolize_report_profile(all, symbolize, diagnostics); !st)
+    diagnostics.warn("symbolizing the push: " + st.error().message);
+  // The lines back into each profile, with its own functions and strings.
+  for (size_t i = 0; i < profiles.size(); ++i) {
+    core::Profile& p = profiles[i].profile;
+    std::unordered_map<core::FunctionId, core::FunctionId> functions;
+    for (size_t k = 0; k < p.locations.size(); ++k) {
+      core::Location& l = p.locations[k];
+      const core::Location& resolved = all.locations[in_all[i][k] - 1];
+      const core::Mapping& from = all.mapping(resolved.mapping);
+      core::Mapping& to = p.mapping(l.mapping);
+      to.has_functions = from.has_functions;
+      to.has_filenames = from.has_filenames;
+      to.has_line_numbers = from.has_line_numbers;
+      to.has_inline_frames = from.has_inline_frames;
+      l.lines.clear();
+      for (const core::Line& line : resolved.lines) {
+        auto [it, added] = functions.try_emplace(line.function, 0);
+        if (added) {
+          const core::Function& f = all.functions[line.function - 1];
+          it->second = p.add_function({.name = p.intern(all.str(f.name)),
+                                       .system_name = p.intern(all.str(f.system_name)),
+                                       .filename = p.intern(all.str(f.filename)),
+                                       .start_line = f.start_line});
+        }
+        l.lines.push_back({.function = it->second, .line = line.line, .column = line.column});
+      }
+    }
+  }
+}
+
+}  // namespace tally::daemon

@@ -1,0 +1,73 @@
+// What the daemon pushes: the samples of one interval (--push-every), per service and
+// event, as the collector attributed them (store::Frame: image and offset). take() turns
+// them into symbolized profiles, one per service and event, laid out as the database's
+// queries lay images out (store/image_profile.h), so a pushed profile and `tally top --db`
+// of the same interval hold the same numbers.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analyze/report_input.h"
+#include "core/profile.h"
+#include "store/aggregate.h"
+
+namespace tally::daemon {
+
+class PushInterval {
+ public:
+  // `fixed_service`: every sample's service (--service); "" to name each process's own
+  // (service_of_process).
+  explicit PushInterval(std::string fixed_service) : fixed_service_(std::move(fixed_service)) {}
+
+  // One sample of event `event` in process `pid`, frames leaf first.
+  void add(pid_t pid, size_t event, std::span<const store::Frame> frames, uint64_t period);
+  uint64_t samples() const { return samples_; }
+  // Looks the process's service up unless known (the daemon calls it at each mapping the
+  // process makes, while it is alive).
+  void note_process(pid_t pid) { (void)service_index(pid); }
+  // The process ran exec or is gone: its service is looked up again when next seen.
+  void forget(pid_t pid) { service_of_pid_.erase(pid); }
+
+  struct ServiceProfile {
+    std::string service;
+    size_t event = 0;
+    uint64_t samples = 0;
+    core::Profile profile;  // sample types: samples/count and EVENT/unit
+    std::vector<std::string> mapping_images;  // per mapping: its image id
+  };
+  // The interval's profiles (images and events from `aggregate`), not symbolized yet (see
+  // symbolize_push_profile: it may run on another thread); the interval starts again empty.
+  std::vector<ServiceProfile> take(const store::Aggregate& aggregate, int64_t start_ns,
+                                   int64_t duration_ns);
+
+ private:
+  uint32_t service_index(pid_t pid);
+
+  struct Counts {
+    std::vector<uint64_t> samples, periods;  // per event
+  };
+  using Stacks = std::unordered_map<std::vector<uint64_t>, Counts, store::Aggregate::StackHash>;
+
+  std::string fixed_service_;
+  std::vector<std::string> services_;
+  std::unordered_map<std::string, uint32_t> service_ids_;
+  std::unordered_map<pid_t, uint32_t> service_of_pid_;  // live processes (forget())
+  std::vector<Stacks> stacks_;                          // per service, emptied by take()
+  std::vector<uint64_t> key_;
+  uint64_t samples_ = 0;
+};
+
+// Names the profiles' kernel frames from /proc/kallsyms and symbolizes the rest from the
+// binaries, in one pass over all of them (an image shared by many services, libc, is read
+// once); failures are warnings (the frames stay addresses).
+void symbolize_push_profiles(std::vector<PushInterval::ServiceProfile>& profiles,
+                             const analyze::ReportSymbolize& symbolize,
+                             core::Diagnostics& diagnostics);
+
+}  // namespace tally::daemon
