@@ -16,10 +16,16 @@
 // 2.5 samples in each of 8 rounds). So the calls per function stay below 1% of the samples.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <cstdio>
 #include <map>
 #include <ostream>
 #include <string>
+#include <vector>
+
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "runtime_test_support.h"
 #include "support/measured_split.h"
@@ -158,6 +164,51 @@ INSTANTIATE_TEST_SUITE_P(
                       SplitRun{4000, 1, UNIT_10MS, "5"},   // 0.5 s: 2000, 5
                       SplitRun{4000, 8, UNIT_10MS, "2"}),  // 1.6 s: 6400, 16
     name);
+
+// Two processes that only spin, as many as CI's cores: the profiled program then shares
+// the CPUs and is preempted often, which is where a profiler's total can drift from the CPU
+// time the kernel accounts (issue 20: within 5% at 4000 Hz on a machine loaded like this).
+class BusyLoops {
+ public:
+  explicit BusyLoops(int count) {
+    for (int i = 0; i < count; ++i) {
+      pid_t pid = fork();
+      if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive a crashed test
+        volatile unsigned long spin = 0;
+        for (;;) spin = spin + 1;
+      }
+      if (pid > 0) pids_.push_back(pid);
+    }
+  }
+  ~BusyLoops() {
+    for (pid_t pid : pids_) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+  size_t running() const { return pids_.size(); }
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
+TEST(LoadedMachineAccuracy, TotalWithinFivePercentOfTheCpuAt4000HzBesideTwoBusyLoops) {
+  std::string pprof = find_pprof();
+  TALLY_REQUIRE_PEER(pprof, "google/pprof");
+  BusyLoops load(2);
+  ASSERT_EQ(load.running(), 2u);
+  TempDir dir;
+  Measured tally = profile_split(runtime_library(), SplitRun{4000, 1, UNIT_10MS, "5"}, dir, pprof);
+  ASSERT_EQ(tally.run.exit_code, 0) << tally.run.describe();
+  std::printf("libtally beside 2 busy loops, 4000 Hz: %s\n", figures(tally).c_str());
+  double cpu_ms = tally.run.cpu_seconds() * 1000;
+  EXPECT_NEAR(tally.table.total_ms, cpu_ms, 0.05 * cpu_ms) << figures(tally);
+  for (const char* function : {"func_a", "func_b", "func_c", "func_d"})
+    EXPECT_NEAR(work_share(tally.table, function), tally.true_pct[function], 2.0)
+        << function << "\n"
+        << figures(tally);
+}
 
 }  // namespace
 }  // namespace tally::test
