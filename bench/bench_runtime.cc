@@ -21,16 +21,6 @@ using tally::runtime::Registers;
 using tally::runtime::StackBounds;
 using tally::runtime::StackTable;
 
-StackBounds own_stack() {
-  pthread_attr_t attributes;
-  pthread_getattr_np(pthread_self(), &attributes);
-  void* address = nullptr;
-  size_t size = 0;
-  pthread_attr_getstack(&attributes, &address, &size);
-  pthread_attr_destroy(&attributes);
-  return {reinterpret_cast<uintptr_t>(address), reinterpret_cast<uintptr_t>(address) + size};
-}
-
 __attribute__((noinline)) int walk_here(benchmark::State& state, const StackBounds& bounds) {
   uintptr_t pcs[kMaxFrames];
   int depth = 0;
@@ -53,7 +43,7 @@ __attribute__((noinline)) int recurse(benchmark::State& state, const StackBounds
 }
 
 void BM_WalkStack16(benchmark::State& state) {
-  StackBounds bounds = own_stack();
+  StackBounds bounds = tally::runtime::current_thread_stack_bounds();
   int depth = recurse(state, bounds, 14);
   state.counters["frames"] = depth;
 }

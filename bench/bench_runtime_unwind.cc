@@ -18,20 +18,10 @@ namespace {
 
 using namespace tally::runtime;
 
-StackBounds own_stack() {
-  pthread_attr_t attributes;
-  pthread_getattr_np(pthread_self(), &attributes);
-  void* address = nullptr;
-  size_t size = 0;
-  pthread_attr_getstack(&attributes, &address, &size);
-  pthread_attr_destroy(&attributes);
-  return {reinterpret_cast<uintptr_t>(address), reinterpret_cast<uintptr_t>(address) + size};
-}
-
 enum class Walk { cfi, frame_pointers };
 
 __attribute__((noinline)) int walk_from_here(benchmark::State& state, Walk walk) {
-  static StackBounds bounds = own_stack();
+  static StackBounds bounds = tally::runtime::current_thread_stack_bounds();
   ucontext_t context;
   getcontext(&context);
   Registers registers = registers_from_context(&context);

@@ -1,5 +1,6 @@
 #include "runtime/stack_walk.h"
 
+#include <pthread.h>
 #include <sys/uio.h>
 #include <ucontext.h>
 
@@ -77,6 +78,20 @@ int walk_unknown_stack(const Registers& registers, const MapsSnapshot* maps, uin
 }
 
 }  // namespace
+
+StackBounds current_thread_stack_bounds() {
+  StackBounds bounds;
+  pthread_attr_t attributes;
+  if (pthread_getattr_np(pthread_self(), &attributes) != 0) return bounds;
+  void* address = nullptr;
+  size_t size = 0;
+  if (pthread_attr_getstack(&attributes, &address, &size) == 0 && address != nullptr) {
+    bounds.low = reinterpret_cast<uintptr_t>(address);
+    bounds.high = bounds.low + size;
+  }
+  pthread_attr_destroy(&attributes);
+  return bounds;
+}
 
 bool read_memory_safely(uintptr_t address, void* out, size_t bytes) {
   return read_memory(address, out, bytes);

@@ -22,6 +22,10 @@ struct StackBounds {
   }
 };
 
+// The calling thread's stack (unknown when pthread cannot tell). Not for a signal handler:
+// pthread_getattr_np may allocate.
+StackBounds current_thread_stack_bounds();
+
 struct Registers {
   uintptr_t pc = 0;
   uintptr_t sp = 0;

@@ -13,20 +13,6 @@ constinit std::atomic<size_t> high_water{0};
 // allocate on first access in a dlopen'd library).
 __thread ThreadSlot* tls_slot __attribute__((tls_model("initial-exec"))) = nullptr;
 
-StackBounds own_stack_bounds() {
-  StackBounds bounds;
-  pthread_attr_t attributes;
-  if (pthread_getattr_np(pthread_self(), &attributes) != 0) return bounds;
-  void* address = nullptr;
-  size_t size = 0;
-  if (pthread_attr_getstack(&attributes, &address, &size) == 0 && address != nullptr) {
-    bounds.low = reinterpret_cast<uintptr_t>(address);
-    bounds.high = bounds.low + size;
-  }
-  pthread_attr_destroy(&attributes);
-  return bounds;
-}
-
 ThreadSlot* claim(int tid) {
   for (size_t i = 0; i < kMaxThreads; ++i) {
     int expected = 0;
@@ -85,7 +71,7 @@ ThreadSlot* register_current_thread(bool started_here) {
   if (slot == nullptr) return nullptr;
   clear(*slot);
   slot->started_here = started_here;
-  slot->stack = own_stack_bounds();
+  slot->stack = current_thread_stack_bounds();
   if (pthread_getcpuclockid(pthread_self(), &slot->cpu_clock) != 0) {
     slot->cpu_clock = CLOCK_THREAD_CPUTIME_ID;
   }
