@@ -236,9 +236,12 @@ TEST(DaemonPush, FullSpoolDropsTheOldestWithALogLine) {
   }
   DaemonProcess daemon(dir.file("db"), {"-F", "999", "--flush", "3600", "--push",
                                         "http://127.0.0.1:" + std::to_string(port),
-                                        "--push-every", "1", "--spool-max-mb", "0.02",
+                                        "--push-every", "1", "--spool-max-mb", "0.001",
                                         "--spool", dir.file("spool")});
   ASSERT_TRUE(daemon.started()) << daemon.log();
+  // The bound (1 KB) is below one request's size (each is a few KB gzipped), so the
+  // second request spooled must drop the first however fast the machine runs the
+  // workload: there are always two, one during the run and the one at exit.
   ASSERT_EQ(run({measured_split_program(), "-r", "14", "-u", "15000000"}).exit_code, 0);
   ASSERT_EQ(daemon.stop(SIGTERM), 0) << daemon.log();
   const std::string log = daemon.log();
@@ -250,7 +253,7 @@ TEST(DaemonPush, FullSpoolDropsTheOldestWithALogLine) {
     bytes += entry.file_size();
     largest = std::max<uint64_t>(largest, entry.file_size());
   }
-  EXPECT_LE(bytes, uint64_t(0.02 * 1024 * 1024) + largest) << log;
+  EXPECT_LE(bytes, uint64_t(0.001 * 1024 * 1024) + largest) << log;
 }
 
 TEST(DaemonPush, RefusedPushIsLoggedAndNotRetried) {
