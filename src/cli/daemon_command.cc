@@ -5,8 +5,8 @@
 // new epoch, and on SIGTERM / SIGINT before it exits. A flush that fails (a full disk) is
 // logged; the samples stay in memory and the flush is tried again 30 s later.
 // With --push URL it also pushes each --push-every interval's profiles, per service and
-// event, to a fleet store (src/daemon: spooled to disk first, retried with backoff); the
-// database is then optional.
+// event, to a fleet store, Pyroscope or OTLP (src/daemon: spooled to disk first, retried
+// with backoff); the database is then optional.
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
@@ -29,6 +29,7 @@
 #include "collect/event_spec.h"
 #include "collect/sampler.h"
 #include "collect/trace_clock.h"
+#include "daemon/otlp_request.h"
 #include "daemon/push_interval.h"
 #include "daemon/push_payload.h"
 #include "daemon/pusher.h"
@@ -68,6 +69,7 @@ struct PushPath {
   std::unique_ptr<daemon::Pusher> pusher;
   std::vector<daemon::Label> labels;  // --label pairs
   std::string host;
+  daemon::PushFormat format = daemon::PushFormat::pyroscope;
 };
 
 volatile std::sig_atomic_t g_stop = 0;
@@ -180,14 +182,23 @@ std::string Daemon::push(const char* why) {
     core::Diagnostics diagnostics;
     analyze::ReportSymbolize symbolize;
     symbolize.debuginfod = false;  // no network fetches for every interval
-    std::vector<daemon::ProfileSeries> series;
     daemon::symbolize_push_profiles(profiles, symbolize, diagnostics);
-    for (auto& p : profiles) {
-      const std::string type = daemon::profile_type_name(p.profile);
-      series.push_back({daemon::series_labels(type, p.service, push_.host, push_.labels),
-                        {daemon::raw_sample(std::move(p.profile))}});
+    std::string message;
+    if (push_.format == daemon::PushFormat::otlp) {
+      std::vector<daemon::OtlpProfile> otlp;
+      for (auto& p : profiles)
+        otlp.push_back({daemon::otlp_resource(p.service, push_.host, push_.labels),
+                        std::move(p.profile)});
+      message = daemon::encode_otlp_request(std::move(otlp));
+    } else {
+      std::vector<daemon::ProfileSeries> series;
+      for (auto& p : profiles) {
+        const std::string type = daemon::profile_type_name(p.profile);
+        series.push_back({daemon::series_labels(type, p.service, push_.host, push_.labels),
+                          {daemon::raw_sample(std::move(p.profile))}});
+      }
+      message = daemon::encode_push_request(series);
     }
-    const std::string message = daemon::encode_push_request(series);
     if (auto st = push_.pusher->enqueue(message, samples); !st)
       log_.line(fmt::format("push ({}): cannot spool {} samples: {}", why, samples, st.error().message));
   });
@@ -371,8 +382,7 @@ int run_daemon(const DaemonOptions& opt) {
     if (spool.empty()) return usage_error("--push without --db needs --spool DIR");
     auto format = daemon::parse_push_format(opt.push_format);
     if (!format) return usage_error(format.error().message);
-    if (*format != daemon::PushFormat::pyroscope)
-      return usage_error("--push-format otlp is not implemented yet");
+    push.format = *format;
     for (const std::string& text : opt.labels) {
       daemon::Label label;
       if (std::string why = daemon::parse_label(text, label); !why.empty()) return usage_error(why);
@@ -486,8 +496,10 @@ void add_daemon_command(CLI::App& app, Runner& run) {
   cmd->add_option("--push", opt->push_url,
                   "also push each interval's profiles to a fleet store at URL: Grafana "
                   "Pyroscope's push API (URL/push.v1.PusherService/Push), one series per "
-                  "service and event, symbolized here");
-  cmd->add_option("--push-format", opt->push_format, "pyroscope (default)");
+                  "service and event, symbolized here; or OTLP (--push-format otlp)");
+  cmd->add_option("--push-format", opt->push_format,
+                  "pyroscope (default) or otlp: OTLP/HTTP profiles (URL/v1development/profiles, "
+                  "opentelemetry-proto v1.11.0), service.name and host.name resource attributes");
   cmd->add_option("--push-every", opt->push_every, "seconds per pushed interval (default 15)");
   cmd->add_option("--service", opt->service,
                   "the service_name label of every sample (default: the process's systemd "
