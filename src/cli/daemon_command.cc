@@ -32,6 +32,7 @@
 #include "daemon/otlp_request.h"
 #include "daemon/push_interval.h"
 #include "daemon/push_payload.h"
+#include "daemon/push_symbolizer.h"
 #include "daemon/pusher.h"
 #include "daemon/service_name.h"
 #include "store/database.h"
@@ -70,6 +71,8 @@ struct PushPath {
   std::vector<daemon::Label> labels;  // --label pairs
   std::string host;
   daemon::PushFormat format = daemon::PushFormat::pyroscope;
+  // Kept across intervals (used by one packing thread at a time).
+  std::unique_ptr<daemon::PushSymbolizer> symbolizer;
 };
 
 volatile std::sig_atomic_t g_stop = 0;
@@ -180,9 +183,7 @@ std::string Daemon::push(const char* why) {
   packing_ = std::async(std::launch::async, [this, samples, why,
                                              profiles = std::move(profiles)]() mutable {
     core::Diagnostics diagnostics;
-    analyze::ReportSymbolize symbolize;
-    symbolize.debuginfod = false;  // no network fetches for every interval
-    daemon::symbolize_push_profiles(profiles, symbolize, diagnostics);
+    push_.symbolizer->symbolize(profiles, diagnostics);
     std::string message;
     if (push_.format == daemon::PushFormat::otlp) {
       std::vector<daemon::OtlpProfile> otlp;
@@ -251,6 +252,9 @@ std::string Daemon::status() const {
                          "spooled {} ({} bytes), refused {}, dropped {} ({} samples)",
                          p.pushes, p.bytes, pushed_samples_, p.retries, p.spooled_files,
                          p.spooled_bytes, p.refused, p.dropped_files, p.dropped_samples);
+    const auto cache = push_.symbolizer->counters();
+    pushes += fmt::format("; symbol cache {} addresses, {} hits, {} misses", cache.cached,
+                          cache.hits, cache.misses);
   }
   return pushes.empty() ? base_status() : base_status() + pushes;
 }
@@ -404,6 +408,11 @@ int run_daemon(const DaemonOptions& opt) {
     if (!pusher) return report(pusher.error());
     push.pusher = std::move(*pusher);
     push.interval = std::make_unique<daemon::PushInterval>(opt.service);
+    analyze::ReportSymbolize symbolize;
+    symbolize.debuginfod = false;  // no network fetches from the daemon
+    // One thread: a background job, and each worker thread's malloc arena adds to the peak.
+    symbolize.threads = 1;
+    push.symbolizer = std::make_unique<daemon::PushSymbolizer>(symbolize);
     push.host = daemon::host_name();
   }
 

@@ -186,6 +186,11 @@ TEST(DaemonPush, OtlpIntervalsDecodeToTheSplitAndTheDatabasesNumbers) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(log, m, std::regex(R"((\d+) samples spooled in all)"))) << log;
   EXPECT_EQ(all_samples, std::stoll(m[1])) << log;
+  // The later intervals' addresses came from the symbolizer's cache (the numbers below are
+  // the database's all the same).
+  ASSERT_TRUE(std::regex_search(log, m, std::regex(R"(symbol cache (\d+) addresses, (\d+) hits)")))
+      << log;
+  EXPECT_GT(std::stoll(m[2]), 0) << log;
 
   // cpu-clock's split is the one the workload measured.
   const auto truth = measured_split_shares(workload.out);
