@@ -457,6 +457,7 @@ int run_daemon(const DaemonOptions& opt) {
   store::Aggregate aggregate(std::move(events), config.sampling.call_graph != collect::CallGraphMode::none);
   DaemonCollector collector(aggregate, config.sampling.call_graph);
   collector.also_push_to(push.interval.get());
+  if (push.symbolizer) collector.set_kernel_text_start(push.symbolizer->kernel_text_start());
 
   struct sigaction sa {};
   sa.sa_handler = on_stop;  // no SA_RESTART: the wait in the sampler ends at once

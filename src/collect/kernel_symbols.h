@@ -10,6 +10,10 @@
 
 namespace tally::collect {
 
+// Where the kernel's half of the x86-64 address space starts: a sampled address at or above
+// it is the kernel's (tally record's profile builder and the daemon's collector).
+constexpr uint64_t kKernelSpaceStart = 0xffff800000000000ULL;
+
 class KernelSymbols {
  public:
   // Reads /proc/kallsyms (or `path`): text symbols only.

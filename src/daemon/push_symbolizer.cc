@@ -36,6 +36,11 @@ void PushSymbolizer::load_kernel_symbols() {
   kernel_tried_ = true;
 }
 
+uint64_t PushSymbolizer::kernel_text_start() {
+  load_kernel_symbols();
+  return kernel_.text_start();
+}
+
 void PushSymbolizer::symbolize(std::vector<PushInterval::ServiceProfile>& profiles,
                                core::Diagnostics& diagnostics) {
   // Bounded: a cache past its size starts again (what the next interval needs comes back).

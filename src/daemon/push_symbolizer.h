@@ -20,7 +20,7 @@ namespace tally::daemon {
 
 class PushSymbolizer {
  public:
-  explicit PushSymbolizer(analyze::ReportSymbolize options, size_t max_addresses = 200'000)
+  explicit PushSymbolizer(analyze::ReportSymbolize options, size_t max_addresses = 100'000)
       : options_(std::move(options)), max_addresses_(max_addresses) {}
 
   // Names the profiles' locations: from the cache, else (in one pass over all the profiles'
@@ -30,6 +30,10 @@ class PushSymbolizer {
 
   // Lookups answered by the cache and not, times it started again, addresses it holds; read
   // from any thread (the daemon's status).
+  // Reads /proc/kallsyms now (the daemon's start, before the collector needs _text) and
+  // gives _text's address: one read for both. 0 when hidden or the kernel has no build id.
+  uint64_t kernel_text_start();
+
   struct Counters {
     uint64_t hits = 0, misses = 0, resets = 0, cached = 0;
   };
