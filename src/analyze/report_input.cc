@@ -11,21 +11,31 @@ namespace tally::analyze {
 // Kernel frames are offsets from the kernel's _text. When the profiled kernel is the one
 // running (same build id), /proc/kallsyms names them; the ELF symbolizer cannot.
 void name_kernel_frames(core::Profile& p, core::Diagnostics& diagnostics) {
+  bool any = false;
+  for (const core::Mapping& m : p.mappings) any |= p.str(m.file) == "[kernel.kallsyms]";
+  if (!any) return;
+  collect::KernelSymbols symbols;
+  const std::string running = collect::kernel_build_id();
+  if (!running.empty()) symbols.load();
+  name_kernel_frames(p, symbols, running, diagnostics);
+}
+
+void name_kernel_frames(core::Profile& p, const collect::KernelSymbols& symbols,
+                        const std::string& running_build_id, core::Diagnostics& diagnostics) {
   std::vector<core::MappingId> kernel;
   for (core::MappingId m = 1; m <= p.mappings.size(); ++m)
     if (p.str(p.mapping(m).file) == "[kernel.kallsyms]") kernel.push_back(m);
   if (kernel.empty()) return;
-  const std::string running = collect::kernel_build_id();
-  const uint64_t text = collect::kernel_text_start();
-  collect::KernelSymbols symbols;
-  if (!running.empty() && text != 0) symbols.load();
+  const uint64_t text = symbols.text_start();
   std::vector<core::FunctionId> function_of(p.strings.size(), 0);
   for (core::MappingId m : kernel) {
     core::Mapping& mapping = p.mapping(m);
-    if (symbols.empty() || p.str(mapping.build_id) != running) {
+    if (symbols.empty() || text == 0 || running_build_id.empty() ||
+        p.str(mapping.build_id) != running_build_id) {
       diagnostics.warn("kernel frames are shown by offset: " +
-                       std::string(symbols.empty() ? "/proc/kallsyms gives no addresses here"
-                                                   : "they were profiled on another kernel"));
+                       std::string(symbols.empty() || text == 0
+                                       ? "/proc/kallsyms gives no addresses here"
+                                       : "they were profiled on another kernel"));
       continue;
     }
     mapping.has_functions = true;
@@ -49,6 +59,7 @@ core::Status symbolize_report_profile(core::Profile& profile, const ReportSymbol
   options.names = symbolize::NameStyle::simplified;
   options.name_unresolved = symbolize.name_unresolved;
   options.debuginfod.enabled = symbolize.debuginfod;
+  options.threads = symbolize.threads;
   return symbolize::symbolize(profile, options, diagnostics);
 }
 

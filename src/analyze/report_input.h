@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "collect/kernel_symbols.h"
 #include "core/diagnostics.h"
 #include "core/error.h"
 #include "core/position_detail.h"
@@ -24,6 +25,7 @@ struct ReportSymbolize {
   // (convert, whose output a later symbolizer with the binaries may still resolve).
   bool name_unresolved = true;
   bool debuginfod = true;  // fetch missing debug files from $DEBUGINFOD_URLS
+  unsigned threads = 0;    // 0: all cores
 };
 
 struct ReportInput {
@@ -50,6 +52,9 @@ core::Expected<core::Profile> read_db_report_profile(const store::Selection& sel
 // Names the frames of the profile's "[kernel.kallsyms]" mappings (offsets from _text) from
 // /proc/kallsyms when the mapping's build id is the running kernel's (the daemon's push too).
 void name_kernel_frames(core::Profile& profile, core::Diagnostics& diagnostics);
+// The same with kallsyms already read (the daemon keeps it) and the running kernel's build id.
+void name_kernel_frames(core::Profile& profile, const collect::KernelSymbols& symbols,
+                        const std::string& running_build_id, core::Diagnostics& diagnostics);
 
 // Symbolizes the profile's unsymbolized locations when `symbolize.enabled`, with pprof's
 // simplified function names ("ns::f", as pprof shows and stores them).

@@ -18,8 +18,6 @@ namespace tally::cli {
 
 namespace {
 
-// The kernel's half of the x86-64 address space.
-constexpr uint64_t kKernelSpace = 0xffff800000000000ULL;
 // Where the kernel's text is when /proc/kallsyms hides _text: below every kernel and
 // module address, within 2 GiB of them all.
 constexpr uint64_t kKernelTextFallback = 0xffffffff80000000ULL;
@@ -73,7 +71,7 @@ uint32_t DaemonCollector::image_of(pid_t pid, const collect::ImageMapping& m) {
 
 store::Frame DaemonCollector::kernel_frame(uint64_t address) {
   if (kernel_image_ < 0) {
-    kernel_start_ = collect::kernel_text_start();
+    if (kernel_start_ == 0) kernel_start_ = collect::kernel_text_start();
     if (kernel_start_ == 0) kernel_start_ = kKernelTextFallback;
     store::ImageKey key{.path = "[kernel.kallsyms]", .build_id = collect::kernel_build_id()};
     kernel_image_ = aggregate_.image({store::image_id(key), key}, kernel_start_, 0);
@@ -110,7 +108,8 @@ void DaemonCollector::on_sample(const collect::SampleRecord& sample) {
   frames_.clear();
   for (size_t i = 0; i < addresses.size(); ++i) {
     const uint64_t address = addresses[i];
-    const store::Frame f = address >= kKernelSpace ? kernel_frame(address) : user_frame(pid, address);
+    const store::Frame f = address >= collect::kKernelSpaceStart ? kernel_frame(address)
+                                                                 : user_frame(pid, address);
     // A caller in no mapping is a frame-pointer walk gone astray (code built without frame
     // pointers): it and what follows are noise.
     if (i > 0 && unknown_image_ >= 0 && f.image == static_cast<uint32_t>(unknown_image_)) break;

@@ -48,6 +48,9 @@ class DaemonCollector : public collect::SampleConsumer {
   // Drops the maps of processes that exited more than `grace_ns` before `now_ns` (their
   // samples have been read by then): a daemon sees processes come and go for ever.
   void forget_exited(uint64_t now_ns, uint64_t grace_ns);
+  // The kernel's _text as a read of /proc/kallsyms already found it (the push symbolizer's):
+  // the collector then reads no kallsyms of its own. 0: it does.
+  void set_kernel_text_start(uint64_t text) { kernel_start_ = text; }
   size_t processes() const { return processes_.size(); }
   const CollectorStats& stats() const { return stats_; }
   // Every sample also goes to `push` (tally daemon --push), with its process id.

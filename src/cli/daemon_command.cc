@@ -5,8 +5,8 @@
 // new epoch, and on SIGTERM / SIGINT before it exits. A flush that fails (a full disk) is
 // logged; the samples stay in memory and the flush is tried again 30 s later.
 // With --push URL it also pushes each --push-every interval's profiles, per service and
-// event, to a fleet store (src/daemon: spooled to disk first, retried with backoff); the
-// database is then optional.
+// event, to a fleet store, Pyroscope or OTLP (src/daemon: spooled to disk first, retried
+// with backoff); the database is then optional.
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
@@ -29,8 +29,10 @@
 #include "collect/event_spec.h"
 #include "collect/sampler.h"
 #include "collect/trace_clock.h"
+#include "daemon/otlp_request.h"
 #include "daemon/push_interval.h"
 #include "daemon/push_payload.h"
+#include "daemon/push_symbolizer.h"
 #include "daemon/pusher.h"
 #include "daemon/service_name.h"
 #include "store/database.h"
@@ -68,6 +70,9 @@ struct PushPath {
   std::unique_ptr<daemon::Pusher> pusher;
   std::vector<daemon::Label> labels;  // --label pairs
   std::string host;
+  daemon::PushFormat format = daemon::PushFormat::pyroscope;
+  // Kept across intervals (used by one packing thread at a time).
+  std::unique_ptr<daemon::PushSymbolizer> symbolizer;
 };
 
 volatile std::sig_atomic_t g_stop = 0;
@@ -178,16 +183,23 @@ std::string Daemon::push(const char* why) {
   packing_ = std::async(std::launch::async, [this, samples, why,
                                              profiles = std::move(profiles)]() mutable {
     core::Diagnostics diagnostics;
-    analyze::ReportSymbolize symbolize;
-    symbolize.debuginfod = false;  // no network fetches for every interval
-    std::vector<daemon::ProfileSeries> series;
-    daemon::symbolize_push_profiles(profiles, symbolize, diagnostics);
-    for (auto& p : profiles) {
-      const std::string type = daemon::profile_type_name(p.profile);
-      series.push_back({daemon::series_labels(type, p.service, push_.host, push_.labels),
-                        {daemon::raw_sample(std::move(p.profile))}});
+    push_.symbolizer->symbolize(profiles, diagnostics);
+    std::string message;
+    if (push_.format == daemon::PushFormat::otlp) {
+      std::vector<daemon::OtlpProfile> otlp;
+      for (auto& p : profiles)
+        otlp.push_back({daemon::otlp_resource(p.service, push_.host, push_.labels),
+                        std::move(p.profile)});
+      message = daemon::encode_otlp_request(std::move(otlp));
+    } else {
+      std::vector<daemon::ProfileSeries> series;
+      for (auto& p : profiles) {
+        const std::string type = daemon::profile_type_name(p.profile);
+        series.push_back({daemon::series_labels(type, p.service, push_.host, push_.labels),
+                          {daemon::raw_sample(std::move(p.profile))}});
+      }
+      message = daemon::encode_push_request(series);
     }
-    const std::string message = daemon::encode_push_request(series);
     if (auto st = push_.pusher->enqueue(message, samples); !st)
       log_.line(fmt::format("push ({}): cannot spool {} samples: {}", why, samples, st.error().message));
   });
@@ -240,6 +252,9 @@ std::string Daemon::status() const {
                          "spooled {} ({} bytes), refused {}, dropped {} ({} samples)",
                          p.pushes, p.bytes, pushed_samples_, p.retries, p.spooled_files,
                          p.spooled_bytes, p.refused, p.dropped_files, p.dropped_samples);
+    const auto cache = push_.symbolizer->counters();
+    pushes += fmt::format("; symbol cache {} addresses, {} hits, {} misses", cache.cached,
+                          cache.hits, cache.misses);
   }
   return pushes.empty() ? base_status() : base_status() + pushes;
 }
@@ -371,8 +386,7 @@ int run_daemon(const DaemonOptions& opt) {
     if (spool.empty()) return usage_error("--push without --db needs --spool DIR");
     auto format = daemon::parse_push_format(opt.push_format);
     if (!format) return usage_error(format.error().message);
-    if (*format != daemon::PushFormat::pyroscope)
-      return usage_error("--push-format otlp is not implemented yet");
+    push.format = *format;
     for (const std::string& text : opt.labels) {
       daemon::Label label;
       if (std::string why = daemon::parse_label(text, label); !why.empty()) return usage_error(why);
@@ -394,6 +408,11 @@ int run_daemon(const DaemonOptions& opt) {
     if (!pusher) return report(pusher.error());
     push.pusher = std::move(*pusher);
     push.interval = std::make_unique<daemon::PushInterval>(opt.service);
+    analyze::ReportSymbolize symbolize;
+    symbolize.debuginfod = false;  // no network fetches from the daemon
+    // One thread: a background job, and each worker thread's malloc arena adds to the peak.
+    symbolize.threads = 1;
+    push.symbolizer = std::make_unique<daemon::PushSymbolizer>(symbolize);
     push.host = daemon::host_name();
   }
 
@@ -438,6 +457,7 @@ int run_daemon(const DaemonOptions& opt) {
   store::Aggregate aggregate(std::move(events), config.sampling.call_graph != collect::CallGraphMode::none);
   DaemonCollector collector(aggregate, config.sampling.call_graph);
   collector.also_push_to(push.interval.get());
+  if (push.symbolizer) collector.set_kernel_text_start(push.symbolizer->kernel_text_start());
 
   struct sigaction sa {};
   sa.sa_handler = on_stop;  // no SA_RESTART: the wait in the sampler ends at once
@@ -486,8 +506,10 @@ void add_daemon_command(CLI::App& app, Runner& run) {
   cmd->add_option("--push", opt->push_url,
                   "also push each interval's profiles to a fleet store at URL: Grafana "
                   "Pyroscope's push API (URL/push.v1.PusherService/Push), one series per "
-                  "service and event, symbolized here");
-  cmd->add_option("--push-format", opt->push_format, "pyroscope (default)");
+                  "service and event, symbolized here; or OTLP (--push-format otlp)");
+  cmd->add_option("--push-format", opt->push_format,
+                  "pyroscope (default) or otlp: OTLP/HTTP profiles (URL/v1development/profiles, "
+                  "opentelemetry-proto v1.11.0), service.name and host.name resource attributes");
   cmd->add_option("--push-every", opt->push_every, "seconds per pushed interval (default 15)");
   cmd->add_option("--service", opt->service,
                   "the service_name label of every sample (default: the process's systemd "

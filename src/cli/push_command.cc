@@ -1,8 +1,10 @@
 // `tally push FILE... --to URL`: sends recorded profiles to a fleet store (Grafana
-// Pyroscope's push API), e.g. from a CI job that profiles its benchmarks. Each file is read
-// (any format tally reads), symbolized here (the store has no access to this machine's
-// binaries) and sent as one gzipped pprof with its own id, in one series per file.
-// Unreachable stores, 5xx and 429 are retried with backoff; another 4xx is final.
+// Pyroscope's push API, or an OTLP profiles endpoint with --format otlp), e.g. from a CI job
+// that profiles its benchmarks. Each file is read (any format tally reads), symbolized here
+// (the store has no access to this machine's binaries) and sent: for Pyroscope as one
+// gzipped pprof with its own id in one series per file, for OTLP as the Profiles of one
+// ExportProfilesServiceRequest. Unreachable stores, 5xx and 429 are retried with backoff;
+// another 4xx is final.
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -13,6 +15,7 @@
 #include "cli/command.h"
 #include "cli/symbolize_flags.h"
 #include "daemon/backoff.h"
+#include "daemon/otlp_request.h"
 #include "daemon/push_payload.h"
 #include "daemon/push_transport.h"
 #include "daemon/service_name.h"
@@ -65,8 +68,6 @@ core::Expected<core::Profile> read_symbolized(const std::string& path, const Pus
 int run_push(const PushOptions& opt) {
   auto format = daemon::parse_push_format(opt.format);
   if (!format) return usage_error(format.error().message);
-  if (*format != daemon::PushFormat::pyroscope)
-    return usage_error("--format otlp is not implemented yet");
   if (opt.attempts == 0) return usage_error("--attempts must be at least 1");
   std::vector<daemon::Label> extra;
   for (const std::string& text : opt.labels) {
@@ -81,7 +82,8 @@ int run_push(const PushOptions& opt) {
                                                 .ca_file = opt.ca_file});
   if (!transport) return usage_error(transport.error().message);
 
-  std::vector<daemon::ProfileSeries> series;
+  std::vector<daemon::ProfileSeries> series;   // pyroscope
+  std::vector<daemon::OtlpProfile> otlp;        // otlp
   uint64_t samples = 0;
   const std::string host = daemon::host_name();
   for (const std::string& path : opt.inputs) {
@@ -95,17 +97,23 @@ int run_push(const PushOptions& opt) {
     const std::string type = daemon::profile_type_name(*profile);
     const std::string service =
         !opt.service.empty() ? opt.service : service_of_profile(*profile, "tally");
-    series.push_back({daemon::series_labels(type, service, host, extra),
-                      {daemon::raw_sample(std::move(*profile))}});
+    if (*format == daemon::PushFormat::otlp)
+      otlp.push_back({daemon::otlp_resource(service, host, extra), std::move(*profile)});
+    else
+      series.push_back({daemon::series_labels(type, service, host, extra),
+                        {daemon::raw_sample(std::move(*profile))}});
   }
-  const std::string message = daemon::encode_push_request(series);
+  const size_t profiles = opt.inputs.size();
+  const std::string message = *format == daemon::PushFormat::otlp
+                                  ? daemon::encode_otlp_request(std::move(otlp))
+                                  : daemon::encode_push_request(series);
 
   daemon::Backoff backoff(1.0, 30.0);
   for (unsigned attempt = 1;; ++attempt) {
     daemon::PushOutcome outcome = transport->post(message);
     if (outcome.kind == daemon::PushOutcome::sent) {
       std::fprintf(stderr, "tally: pushed %zu profile(s), %s stacks, %zu bytes to %s\n",
-                   series.size(), fmt::format("{}", samples).c_str(), message.size(),
+                   profiles, fmt::format("{}", samples).c_str(), message.size(),
                    daemon::push_endpoint(transport->target()).c_str());
       return kOk;
     }
@@ -131,13 +139,16 @@ void add_push_command(CLI::App& app, Runner& run) {
   CLI::App* cmd = app.add_subcommand(
       "push",
       "Send profiles to a fleet store: Grafana Pyroscope's push API (POST "
-      "URL/push.v1.PusherService/Push). Each FILE (any format tally reads) is symbolized here "
-      "and sent as a gzipped pprof in its own series, labelled __name__, service_name "
-      "(--service, else the profile's executable), hostname and the --label pairs. An "
-      "unreachable store, 5xx and 429 are retried with exponential backoff and jitter.");
+      "URL/push.v1.PusherService/Push), or with --format otlp OpenTelemetry's OTLP/HTTP "
+      "profiles export (POST URL/v1development/profiles, opentelemetry-proto v1.11.0). Each "
+      "FILE (any format tally reads) is symbolized here and sent as a gzipped pprof in its own "
+      "series, labelled __name__, service_name (--service, else the profile's executable), "
+      "hostname and the --label pairs; in OTLP the labels are the resource attributes "
+      "service.name, host.name and the --label pairs. An unreachable store, 5xx and 429 are "
+      "retried with exponential backoff and jitter.");
   cmd->add_option("FILE", opt->inputs, "profiles to push")->required();
   cmd->add_option("--to", opt->to, "the store's base URL (http:// or https://)")->required();
-  cmd->add_option("--format", opt->format, "pyroscope (default)");
+  cmd->add_option("--format", opt->format, "pyroscope (default) or otlp");
   cmd->add_option("--service", opt->service, "the service_name label");
   cmd->add_option("--label", opt->labels, "NAME=VALUE: a label of every series (repeatable)");
   cmd->add_option("--push-header", opt->headers,

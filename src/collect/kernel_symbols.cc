@@ -11,6 +11,9 @@ namespace tally::collect {
 
 void KernelSymbols::load(const std::string& path) {
   symbols_.clear();
+  names_.clear();
+  text_start_ = 0;
+  uint64_t stext = 0;
   std::ifstream in(path);
   std::string line;
   bool any_address = false;
@@ -24,23 +27,32 @@ void KernelSymbols::load(const std::string& path) {
     auto [end, error] = std::from_chars(line.data(), line.data() + space, address, 16);
     if (error != std::errc{} || end != line.data() + space) continue;
     any_address |= address != 0;
-    std::string name = line.substr(space + 3);
-    if (size_t tab = name.find('\t'); tab != std::string::npos) name.resize(tab);
-    symbols_.push_back({address, std::move(name)});
+    std::string_view name = std::string_view(line).substr(space + 3);
+    if (size_t tab = name.find('\t'); tab != std::string_view::npos) name = name.substr(0, tab);
+    if (name == "_text" && text_start_ == 0) text_start_ = address;
+    if (name == "_stext" && stext == 0) stext = address;
+    symbols_.push_back({address, static_cast<uint32_t>(names_.size()), static_cast<uint32_t>(name.size())});
+    names_.append(name);
   }
   if (!any_address) {  // kernel.kptr_restrict: every address reads 0
     symbols_.clear();
+    names_.clear();
+    text_start_ = 0;
     return;
   }
+  if (text_start_ == 0) text_start_ = stext;
   std::stable_sort(symbols_.begin(), symbols_.end(),
                    [](const Symbol& a, const Symbol& b) { return a.address < b.address; });
+  symbols_.shrink_to_fit();
+  names_.shrink_to_fit();
 }
 
 std::string_view KernelSymbols::find(uint64_t address) const {
   auto it = std::upper_bound(symbols_.begin(), symbols_.end(), address,
                              [](uint64_t a, const Symbol& s) { return a < s.address; });
   if (it == symbols_.begin()) return {};
-  return std::prev(it)->name;
+  --it;
+  return std::string_view(names_).substr(it->name_offset, it->name_size);
 }
 
 uint64_t kernel_text_start(const std::string& kallsyms) {

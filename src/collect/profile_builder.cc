@@ -17,9 +17,6 @@ namespace tally::collect {
 
 namespace {
 
-// The kernel's half of the x86-64 address space.
-constexpr uint64_t kKernelStart = 0xffff800000000000ULL;
-
 struct LocationKey {
   core::MappingId mapping;
   uint64_t address;
@@ -161,7 +158,7 @@ core::LocationId ProfileBuilder::State::kernel_location(uint64_t address) {
   if (!kernel_symbols_loaded) {
     kernel_symbols_loaded = true;
     if (!options.kallsyms.empty()) kernel_symbols.load(options.kallsyms);
-    kernel_mapping = profile.add_mapping({.start = kKernelStart,
+    kernel_mapping = profile.add_mapping({.start = kKernelSpaceStart,
                                           .limit = std::numeric_limits<uint64_t>::max(),
                                           .file = profile.intern("[kernel.kallsyms]"),
                                           .has_functions = !kernel_symbols.empty()});
@@ -181,7 +178,7 @@ core::LocationId ProfileBuilder::State::kernel_location(uint64_t address) {
 }
 
 core::LocationId ProfileBuilder::State::location(pid_t pid, uint64_t address) {
-  if (address >= kKernelStart) return kernel_location(address);
+  if (address >= kKernelSpaceStart) return kernel_location(address);
   core::MappingId mapping = 0;
   if (const AddressSpace* space = processes.find(pid)) {
     if (const ImageMapping* m = space->find(address))
@@ -267,7 +264,7 @@ void ProfileBuilder::on_sample(const SampleRecord& sample) {
     // tell (a preemption is flagged by the SWITCH record that follows).
     s.kernel_names.clear();
     for (uint64_t address : frames)
-      if (address >= kKernelStart) s.kernel_names.push_back(s.kernel_symbols.find(address));
+      if (address >= kKernelSpaceStart) s.kernel_names.push_back(s.kernel_symbols.find(address));
     s.spans->switch_sample(sample.origin.pid, sample.origin.tid, sample.origin.time, s.stack,
                            classify_blocked(s.kernel_names));
     return;

@@ -13,7 +13,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analyze/report_input.h"
 #include "core/profile.h"
 #include "store/aggregate.h"
 
@@ -42,7 +41,7 @@ class PushInterval {
     std::vector<std::string> mapping_images;  // per mapping: its image id
   };
   // The interval's profiles (images and events from `aggregate`), not symbolized yet (see
-  // symbolize_push_profile: it may run on another thread); the interval starts again empty.
+  // PushSymbolizer: it may run on another thread); the interval starts again empty.
   std::vector<ServiceProfile> take(const store::Aggregate& aggregate, int64_t start_ns,
                                    int64_t duration_ns);
 
@@ -62,12 +61,5 @@ class PushInterval {
   std::vector<uint64_t> key_;
   uint64_t samples_ = 0;
 };
-
-// Names the profiles' kernel frames from /proc/kallsyms and symbolizes the rest from the
-// binaries, in one pass over all of them (an image shared by many services, libc, is read
-// once); failures are warnings (the frames stay addresses).
-void symbolize_push_profiles(std::vector<PushInterval::ServiceProfile>& profiles,
-                             const analyze::ReportSymbolize& symbolize,
-                             core::Diagnostics& diagnostics);
 
 }  // namespace tally::daemon

@@ -55,7 +55,7 @@ std::string encode_push_request(const std::vector<ProfileSeries>& series) {
   return out;
 }
 
-std::string new_sample_id() {
+std::array<uint8_t, 16> random_id_bytes() {
   std::array<uint8_t, 16> b{};
   size_t got = 0;
   while (got < b.size()) {
@@ -67,6 +67,11 @@ std::string new_sample_id() {
     std::random_device device;
     for (uint8_t& byte : b) byte = static_cast<uint8_t>(device());
   }
+  return b;
+}
+
+std::string new_sample_id() {
+  std::array<uint8_t, 16> b = random_id_bytes();
   b[6] = static_cast<uint8_t>((b[6] & 0x0f) | 0x40);  // version 4
   b[8] = static_cast<uint8_t>((b[8] & 0x3f) | 0x80);  // RFC 4122 variant
   std::string hex;

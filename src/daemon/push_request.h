@@ -3,6 +3,8 @@
 // writer as tally's pprof output (tally does not link generated protobuf classes).
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +25,10 @@ struct ProfileSeries {
 
 // The serialized PushRequest (not compressed).
 std::string encode_push_request(const std::vector<ProfileSeries>& series);
+
+// 16 random bytes from getrandom(2) (the C++ library's random device without it): an OTLP
+// profile_id, the bytes of a sample id.
+std::array<uint8_t, 16> random_id_bytes();
 
 // A random (version 4) UUID, "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx", from getrandom(2).
 std::string new_sample_id();

@@ -1,7 +1,8 @@
 // tally daemon --push end to end (as root, as CI runs): the daemon samples the machine and
 // pushes to receiver.py; the real pprof reads what arrived. The split workload's shares,
-// the labels, the pushed numbers against the daemon's own database, an outage (every
-// sample exactly once), a full spool, and a store that refuses (no retry loop).
+// the labels, the pushed numbers against the daemon's own database (Pyroscope and OTLP),
+// an outage (every sample exactly once), a full spool, and a store that refuses (no retry
+// loop).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -135,6 +136,82 @@ TEST(DaemonPush, SplitWorkloadArrivesLabelledAndEqualsTheDatabase) {
   EXPECT_EQ(flat_of(pushed_samples.out, funcs), flat_of(from_db.out, funcs))
       << pushed_samples.out << "\n" << from_db.out;
   EXPECT_EQ(flat_of(from_db.out, funcs).size(), 4u) << from_db.describe();
+}
+
+TEST(DaemonPush, OtlpIntervalsDecodeToTheSplitAndTheDatabasesNumbers) {
+  REQUIRE_DAEMON_AND_RECEIVER();
+  TempDir dir;
+  Receiver receiver(dir.file("store"), {.otlp = true});
+  ASSERT_TRUE(receiver.started()) << read_text(dir.file("store/receiver.log"));
+  const std::string db = dir.file("db");
+  DaemonProcess daemon(db, {"-F", "999", "--flush", "3600", "--push", receiver.url(),
+                            "--push-format", "otlp", "--push-every", "1", "--label", "env=test"});
+  ASSERT_TRUE(daemon.started()) << daemon.log();
+  RunResult workload = run({measured_split_program(), "-r", "7", "-u", "15000000"});
+  ASSERT_EQ(workload.exit_code, 0) << workload.describe();
+  ASSERT_EQ(daemon.stop(SIGTERM), 0) << daemon.log();
+
+  const std::string service = std::filesystem::path(measured_split_program()).filename();
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  // Summed over every request: the split service's flat per function (samples and
+  // cpu-clock), and every sample of every service.
+  std::map<std::string, int64_t> flat_samples, flat_time;
+  int64_t all_samples = 0;
+  size_t requests = 0, with_service = 0;
+  for (const auto& request : receiver.requests()) {
+    ++requests;
+    EXPECT_TRUE(request["problems"].empty()) << request["problems"].dump();
+    for (const auto& resource : request["resources"]) {
+      EXPECT_EQ(resource["attributes"]["host.name"], host);
+      EXPECT_EQ(resource["attributes"]["env"], "test");
+      EXPECT_EQ(resource["attributes"].size(), 3u) << resource["attributes"].dump();
+      for (const auto& scope : resource["scopes"])
+        for (const auto& profile : scope["profiles"]) {
+          const bool counts = profile["sample_type"] == "samples/count";
+          EXPECT_TRUE(counts || profile["sample_type"] == "cpu-clock/nanoseconds")
+              << profile["sample_type"];
+          EXPECT_GT(profile["duration_nano"].get<int64_t>(), 0);
+          if (counts) all_samples += profile["total"].get<int64_t>();
+          if (resource["attributes"]["service.name"] != service) continue;
+          with_service += counts;
+          for (const auto& [name, value] : profile["flat"].items())
+            (counts ? flat_samples : flat_time)[name] += value.get<int64_t>();
+        }
+    }
+  }
+  ASSERT_GE(requests, 2u) << "pushes every second over a few seconds of work";
+  ASSERT_GE(with_service, 2u);
+  const std::string log = daemon.log();
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(log, m, std::regex(R"((\d+) samples spooled in all)"))) << log;
+  EXPECT_EQ(all_samples, std::stoll(m[1])) << log;
+  // The later intervals' addresses came from the symbolizer's cache (the numbers below are
+  // the database's all the same).
+  ASSERT_TRUE(std::regex_search(log, m, std::regex(R"(symbol cache (\d+) addresses, (\d+) hits)")))
+      << log;
+  EXPECT_GT(std::stoll(m[2]), 0) << log;
+
+  // cpu-clock's split is the one the workload measured.
+  const auto truth = measured_split_shares(workload.out);
+  double sum = 0;
+  for (const auto& [name, percent] : truth) sum += double(flat_time[name]);
+  ASSERT_GT(sum, 0);
+  for (const auto& [name, percent] : truth)
+    EXPECT_NEAR(double(flat_time[name]) * 100 / sum, percent, 3.0) << name;
+
+  // The sample counts are the daemon's own database's, as pprof reads it.
+  RunResult converted = run_tally({"convert", "--db", db, "--image", "/" + service + "$", "--to",
+                                   "pprof", "-o", dir.file("db.pb.gz")});
+  ASSERT_EQ(converted.exit_code, 0) << converted.describe();
+  RunResult from_db = run({find_pprof(), "-top", "-nodecount=1000", "-sample_index=samples",
+                           dir.file("db.pb.gz")},
+                          RunOptions{.timeout_seconds = 300});
+  ASSERT_EQ(from_db.exit_code, 0) << from_db.describe();
+  const std::set<std::string> funcs = {"func_a", "func_b", "func_c", "func_d"};
+  const auto db_flat = flat_of(from_db.out, funcs);
+  ASSERT_EQ(db_flat.size(), 4u) << from_db.out;
+  for (const auto& [name, flat] : db_flat) EXPECT_EQ(flat_samples[name], std::stoll(flat)) << name;
 }
 
 TEST(DaemonPush, OutageEverySampleArrivesExactlyOnce) {

@@ -1,9 +1,12 @@
 // `tally push` end to end against receiver.py (Pyroscope's push API decoded by
-// python3-protobuf from proto/pyroscope), with the real pprof reading what arrived.
+// python3-protobuf from proto/pyroscope, with the real pprof reading what arrived; OTLP
+// decoded from proto/otlp and compared with pprof's own -top and -raw of the fixtures).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <set>
 
 #include "receiver.h"
 #include "support/test_support.h"
@@ -115,6 +118,130 @@ TEST(PushCommand, OverloadedStoreIsRetriedWithBackoffThenGivenUp) {
   // Two waits, the first in [0.5, 1] s, the second in [1, 2] s.
   EXPECT_GE(pushed.wall_seconds, 1.5);
   EXPECT_NE(pushed.err.find("HTTP 503"), std::string::npos) << pushed.err;
+}
+
+// pprof -top's "163ms", "1.50s", "0" in nanoseconds.
+int64_t pprof_nanoseconds(const std::string& text) {
+  const size_t digits = text.find_first_not_of("0123456789.");
+  const double number = std::stod(text.substr(0, digits));
+  const std::string unit = digits == std::string::npos ? "" : text.substr(digits);
+  const double scale = unit == "s" ? 1e9 : unit == "ms" ? 1e6 : unit == "us" ? 1e3 : 1;
+  return std::llround(number * scale);
+}
+
+// From pprof -raw's text: the first value column's total over the Samples rows, and Period.
+struct RawFacts {
+  int64_t first_values = 0, period = 0;
+};
+RawFacts raw_facts(const std::string& raw) {
+  RawFacts facts;
+  bool in_samples = false;
+  for (const std::string& line : text_lines(raw)) {
+    if (line.starts_with("Period: ")) facts.period = std::stoll(line.substr(8));
+    if (line.starts_with("Locations")) in_samples = false;
+    if (in_samples && line.find(':') != std::string::npos) facts.first_values += std::stoll(line);
+    if (line.starts_with("samples/count")) in_samples = true;
+  }
+  return facts;
+}
+
+// The OTLP profile of `sample_type` in a resource of receiver.py's summary.
+const nlohmann::json* otlp_profile(const nlohmann::json& resource, const std::string& sample_type) {
+  for (const auto& scope : resource["scopes"])
+    for (const auto& profile : scope["profiles"])
+      if (profile["sample_type"] == sample_type) return &profile;
+  return nullptr;
+}
+
+TEST(PushCommand, OtlpExportDecodesToTheFixturesNumbers) {
+  REQUIRE_RECEIVER();
+  TempDir dir;
+  Receiver receiver(dir.file("store"), {.otlp = true});
+  ASSERT_TRUE(receiver.started()) << read_text(dir.file("store/receiver.log"));
+  RunResult pushed = run_tally({"push", "--format", "otlp", fixture("gperf/deep.prof"),
+                                fixture("gperf/shlib.prof"), "--binary-path", fixture("bin"),
+                                "--to", receiver.url(), "--label", "env=ci",
+                                "--push-header", "X-Scope-OrgID: tenant-7"});
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.describe();
+  EXPECT_NE(pushed.err.find("/v1development/profiles"), std::string::npos) << pushed.err;
+
+  const auto requests = receiver.requests();
+  ASSERT_EQ(requests.size(), 1u) << read_text(dir.file("store/receiver.log"));
+  const nlohmann::json& request = requests[0];
+  // receiver.py checked the dictionary's rules: zero entries, indices in range, no
+  // duplicate or unreferenced entries, one value per sample.
+  EXPECT_TRUE(request["problems"].empty()) << request["problems"].dump();
+  EXPECT_EQ(request["headers"]["Content-Type"], "application/x-protobuf");
+  EXPECT_EQ(request["headers"]["X-Scope-OrgID"], "tenant-7");
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+
+  // One resource per file, named after its executable; per resource one Profile per sample
+  // type. The numbers are those of pprof's own -top and -raw of the fixtures.
+  const std::vector<std::string> names = {"deep", "shlib"};
+  const std::vector<std::string> services = {"deep", "shlib_main"};
+  ASSERT_EQ(request["resources"].size(), 2u) << request.dump();
+  std::set<std::string> ids;
+  for (size_t r = 0; r < 2; ++r) {
+    SCOPED_TRACE(names[r]);
+    const nlohmann::json& resource = request["resources"][r];
+    EXPECT_EQ(resource["attributes"]["service.name"], services[r]);
+    EXPECT_EQ(resource["attributes"]["host.name"], host);
+    EXPECT_EQ(resource["attributes"]["env"], "ci");
+    EXPECT_EQ(resource["attributes"].size(), 3u);
+    ASSERT_EQ(resource["scopes"].size(), 1u);
+    EXPECT_EQ(resource["scopes"][0]["name"], "tally");
+    EXPECT_EQ(resource["scopes"][0]["profiles"].size(), 2u);
+    const nlohmann::json* cpu = otlp_profile(resource, "cpu/nanoseconds");
+    const nlohmann::json* count = otlp_profile(resource, "samples/count");
+    ASSERT_TRUE(cpu != nullptr && count != nullptr) << resource.dump();
+
+    const RawFacts raw = raw_facts(read_text(fixture("gperf/" + names[r] + ".pb.raw.txt")));
+    ASSERT_GT(raw.first_values, 0);
+    EXPECT_EQ((*count)["total"], raw.first_values);
+    EXPECT_EQ((*cpu)["period_type"], "cpu/nanoseconds");
+    EXPECT_EQ((*cpu)["period"], raw.period);
+
+    const auto rows = top_rows(read_text(fixture("gperf/" + names[r] + ".pprof-top.txt")));
+    ASSERT_FALSE(rows.empty());
+    int64_t flat_total = 0;
+    for (const TopRow& row : rows) {
+      SCOPED_TRACE(row.name);
+      const int64_t flat = pprof_nanoseconds(row.flat);
+      flat_total += flat;
+      EXPECT_EQ((*cpu)["flat"].value(row.name, int64_t(0)), flat);
+      EXPECT_EQ((*cpu)["cum"].value(row.name, int64_t(0)), pprof_nanoseconds(row.cum));
+    }
+    EXPECT_EQ((*cpu)["cum"].size(), rows.size()) << (*cpu)["cum"].dump();
+    EXPECT_EQ((*cpu)["total"], flat_total);
+    for (const nlohmann::json* p : {cpu, count}) {
+      const std::string id = (*p)["profile_id"];
+      EXPECT_EQ(id.size(), 32u);
+      ids.insert(id);
+    }
+  }
+  EXPECT_EQ(ids.size(), 4u);  // every Profile its own id
+}
+
+TEST(PushCommand, OtlpServiceAndLabelsAreResourceAttributes) {
+  REQUIRE_RECEIVER();
+  TempDir dir;
+  Receiver receiver(dir.file("store"), {.otlp = true});
+  ASSERT_TRUE(receiver.started()) << read_text(dir.file("store/receiver.log"));
+  RunResult pushed = run_tally({"push", "--format", "otlp", fixture("gperf/deep.prof"),
+                                fixture("gperf/deep.pb.gz"), "--symbolize=none", "--to",
+                                receiver.url(), "--service", "checkout", "--label",
+                                "host.name=web-1"});
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.describe();
+  const auto requests = receiver.requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_TRUE(requests[0]["problems"].empty()) << requests[0]["problems"].dump();
+  // Two files of one service: one resource holding both files' profiles.
+  ASSERT_EQ(requests[0]["resources"].size(), 1u);
+  const auto& resource = requests[0]["resources"][0];
+  EXPECT_EQ(resource["attributes"]["service.name"], "checkout");
+  EXPECT_EQ(resource["attributes"]["host.name"], "web-1");  // a --label replaces it
+  EXPECT_EQ(resource["scopes"][0]["profiles"].size(), 4u);
 }
 
 TEST(PushCommand, UnreachableStoreIsAnIoError) {

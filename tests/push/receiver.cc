@@ -20,7 +20,10 @@ Receiver::Receiver(const std::string& out, const ReceiverOptions& options)
   std::filesystem::remove(port_file);
   std::vector<std::string> argv = {debian_python3(),
                                    std::string(TALLY_SOURCE_DIR) + "/tests/push/receiver.py",
-                                   "--proto-root", std::string(TALLY_SOURCE_DIR) + "/proto/pyroscope",
+                                   "--proto-root",
+                                   std::string(TALLY_SOURCE_DIR) +
+                                       (options.otlp ? "/proto/otlp" : "/proto/pyroscope"),
+                                   "--format", options.otlp ? "otlp" : "pyroscope",
                                    "--out", out, "--port-file", port_file,
                                    "--port", std::to_string(options.port),
                                    "--status", std::to_string(options.status)};

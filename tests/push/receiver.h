@@ -1,4 +1,5 @@
-// receiver.py (a stand-in for Grafana Pyroscope's push API) run beside a test: started on
+// receiver.py (a stand-in for Grafana Pyroscope's push API, or for an OTLP profiles
+// endpoint) run beside a test: started on
 // 127.0.0.1 with a free port (or a given one, to come back after an outage), stopped when
 // the object goes away. What it received is read back from its output directory.
 #pragma once
@@ -16,6 +17,7 @@ namespace tally::test {
 struct ReceiverOptions {
   int port = 0;     // 0: a free one
   int status = 200; // every answer's HTTP status
+  bool otlp = false; // an OTLP/HTTP profiles endpoint (proto/otlp), not Pyroscope's push API
   std::string tls_cert{}, tls_key{};
 };
 
@@ -29,7 +31,8 @@ class Receiver {
   std::string url() const;  // http(s)://127.0.0.1:PORT
   void stop();              // SIGKILL: an outage
 
-  // One JSON object per request received (requests.jsonl).
+  // One JSON object per request received (requests.jsonl); for OTLP receiver.py's summary
+  // (summarize_otlp: resources, profiles with totals, flat and cum per function, problems).
   std::vector<nlohmann::json> requests() const;
   // The raw_profile files received, OUT/profiles/<ID>.pb.gz.
   std::vector<std::string> profiles() const;

@@ -1,0 +1,78 @@
+// The daemon's symbolizer for pushes, kept across intervals: what an (image, offset) resolved
+// to is cached, so that an interval symbolizes from the binaries only the addresses no earlier
+// interval saw (a steady workload's are mostly the same from one interval to the next), and
+// /proc/kallsyms is read once and kept (re-read every 10 minutes, for modules loaded since),
+// not twice per interval. The cache is bounded: past `max_addresses` it starts again empty.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analyze/report_input.h"
+#include "collect/kernel_symbols.h"
+#include "daemon/push_interval.h"
+
+namespace tally::daemon {
+
+class PushSymbolizer {
+ public:
+  explicit PushSymbolizer(analyze::ReportSymbolize options, size_t max_addresses = 100'000)
+      : options_(std::move(options)), max_addresses_(max_addresses) {}
+
+  // Names the profiles' locations: from the cache, else (in one pass over all the profiles'
+  // new addresses: an image shared by many services is read once) from kallsyms and the
+  // binaries. Failures are warnings (the frames stay addresses) and are cached too.
+  void symbolize(std::vector<PushInterval::ServiceProfile>& profiles, core::Diagnostics& diagnostics);
+
+  // Lookups answered by the cache and not, times it started again, addresses it holds; read
+  // from any thread (the daemon's status).
+  // Reads /proc/kallsyms now (the daemon's start, before the collector needs _text) and
+  // gives _text's address: one read for both. 0 when hidden or the kernel has no build id.
+  uint64_t kernel_text_start();
+
+  struct Counters {
+    uint64_t hits = 0, misses = 0, resets = 0, cached = 0;
+  };
+  Counters counters() const { return {hits_, misses_, resets_, cached_}; }
+
+ private:
+  struct Function {
+    std::string name, system_name, filename;
+    int64_t start_line = 0;
+  };
+  struct Line {
+    uint32_t function = 0;  // into functions_
+    int64_t line = 0, column = 0;
+  };
+  struct Entry {
+    uint32_t first_line = 0, lines = 0;  // in lines_
+  };
+  struct ImageFlags {
+    bool has_functions = false, has_filenames = false, has_line_numbers = false,
+         has_inline_frames = false;
+  };
+
+  uint32_t image_index(const std::string& image_id);
+  void reset();
+  void load_kernel_symbols();
+
+  analyze::ReportSymbolize options_;
+  size_t max_addresses_;
+  std::unordered_map<std::string, uint32_t> image_ids_;
+  std::vector<ImageFlags> image_flags_;  // per image index
+  std::unordered_map<uint64_t, Entry> entries_;  // image index << 32 | offset
+  std::vector<Line> lines_;
+  std::vector<Function> functions_;
+  std::unordered_map<std::string, uint32_t> function_ids_;  // name \0 system \0 file \0 line
+  collect::KernelSymbols kernel_;
+  std::string kernel_build_id_;
+  std::chrono::steady_clock::time_point kernel_loaded_{};
+  bool kernel_tried_ = false;
+  std::atomic<uint64_t> hits_ = 0, misses_ = 0, resets_ = 0, cached_ = 0;
+};
+
+}  // namespace tally::daemon
