@@ -445,6 +445,17 @@ core::Profile ProfileBuilder::finish() {
   if (s.spans) {
     for (const OffCpuSpan& span : s.spans->finish(s.recording_end ? s.recording_end : s.last_time))
       s.close_span(span);
+    // Room for them at once: growing the pools by doubling would, at its peak, hold
+    // both copies of what is there already.
+    size_t frames = 0, labels = 0;
+    for (size_t i = 0; i < s.profile.sample_count(); ++i) {
+      frames += s.profile.stack(i).size();
+      labels += s.profile.labels(i).size();
+    }
+    for (const State::ClosedSpan& closed : s.closed_spans)
+      frames += (closed.span.stack != 0 ? s.stack_of(closed.span.stack).size() : 0) + 1;
+    s.profile.reserve_samples(s.profile.sample_count() + s.closed_spans.size(), frames,
+                              labels + s.closed_spans.size() * 6);
     for (const State::ClosedSpan& closed : s.closed_spans) s.add_off_cpu_sample(closed.span, closed.comm);
     s.closed_spans = {};
   }
