@@ -72,13 +72,14 @@ struct ProfileBuilder::State {
   core::StringId time_key = 0, ns_unit = 0, reason_key = 0, edge_key = 0;
   uint64_t recording_start = 0, recording_end = 0, last_time = 0;
   std::optional<OffCpuSpans> spans;
-  // The spans closed so far, with their thread's name then; they become samples at the end,
-  // so that a switch costs a few words and no sample building.
+  // The spans closed since the last batch, with their thread's name then: a switch costs a
+  // few words, and samples are built a batch at a time.
   struct ClosedSpan {
     OffCpuSpan span;
     core::StringId comm = 0;
   };
   std::vector<ClosedSpan> closed_spans;
+  static constexpr size_t kSpansPerBatch = 65536;
   std::array<core::StringId, 6> reason_names{};  // by OffCpuReason
   // Distinct off-CPU stacks: StackId i is stack_pool[stack_ends[i - 1], stack_ends[i]).
   std::vector<core::LocationId> stack_pool;
@@ -119,6 +120,7 @@ struct ProfileBuilder::State {
   }
   void switch_sample(const SampleRecord& sample, std::span<const uint64_t> frames);
   void close_span(const OffCpuSpan& span);
+  void add_closed_spans();
 };
 
 StackId ProfileBuilder::State::intern_stack(std::span<const core::LocationId> located) {
@@ -140,6 +142,13 @@ void ProfileBuilder::State::close_span(const OffCpuSpan& span) {
   core::StringId comm = 0;
   if (auto it = comms.find(static_cast<pid_t>(span.tid)); it != comms.end()) comm = it->second;
   closed_spans.push_back({span, comm});
+  // In batches, so that the array stays small (2.5 MiB) beside the profile they go to.
+  if (closed_spans.size() == kSpansPerBatch) add_closed_spans();
+}
+
+void ProfileBuilder::State::add_closed_spans() {
+  for (const ClosedSpan& closed : closed_spans) add_off_cpu_sample(closed.span, closed.comm);
+  closed_spans.clear();
 }
 
 core::LocationId ProfileBuilder::State::marker_location(const std::string& name) {
@@ -445,19 +454,7 @@ core::Profile ProfileBuilder::finish() {
   if (s.spans) {
     for (const OffCpuSpan& span : s.spans->finish(s.recording_end ? s.recording_end : s.last_time))
       s.close_span(span);
-    // Room for them at once: growing the pools by doubling would, at its peak, hold
-    // both copies of what is there already.
-    size_t frames = 0, labels = 0;
-    for (size_t i = 0; i < s.profile.sample_count(); ++i) {
-      frames += s.profile.stack(i).size();
-      labels += s.profile.labels(i).size();
-    }
-    for (const State::ClosedSpan& closed : s.closed_spans)
-      frames += (closed.span.stack != 0 ? s.stack_of(closed.span.stack).size() : 0) + 1;
-    s.profile.reserve_samples(s.profile.sample_count() + s.closed_spans.size(), frames,
-                              labels + s.closed_spans.size() * 6);
-    for (const State::ClosedSpan& closed : s.closed_spans) s.add_off_cpu_sample(closed.span, closed.comm);
-    s.closed_spans = {};
+    s.add_closed_spans();
   }
   s.merger.reset();
   core::Profile& p = s.profile;
