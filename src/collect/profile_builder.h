@@ -5,7 +5,7 @@
 // from the copied user stack (-g dwarf), mappings from MMAP2 per process deduplicated per
 // image, labels pid, tid, comm and cpu. Samples are merged as they come, so memory grows
 // with distinct stacks, not with the recording's length. Off-CPU spans (--off-cpu) are kept
-// as a few words each, their stacks interned, and become samples in finish().
+// as a few words each, their stacks interned, and become samples a batch at a time.
 #pragma once
 
 #include <cstdint>
