@@ -13,7 +13,8 @@
 #     RUNS runs too), when perf is installed.
 # CPU time is the kernel's on-CPU time of the process (/proc/PID/schedstat, nanoseconds).
 # Needs root (system-wide sampling). TALLY_BUILD selects the build tree (default
-# <repo>/build/release).
+# <repo>/build/release). DAEMON_ARGS: options added to the daemon's (e.g. --off-cpu, whose
+# cost is per context switch); PEER=0 skips perf.
 set -euo pipefail
 # shellcheck source=measure.sh
 source "$(dirname "${BASH_SOURCE[0]}")/measure.sh"
@@ -52,7 +53,8 @@ PY
 
 start_daemon() {
   rm -rf "$work/db" "$work/daemon.log"
-  "$tally" daemon --db "$work/db" --log "$work/daemon.log" &
+  # shellcheck disable=SC2086  # DAEMON_ARGS is a list of options
+  "$tally" daemon --db "$work/db" --log "$work/daemon.log" ${DAEMON_ARGS:-} &
   daemon_pid=$!
   for _ in $(seq 100); do
     "$tally" flush --db "$work/db" >/dev/null 2>&1 && return
@@ -95,14 +97,14 @@ ratio_line() {  # LABEL BASE_WALL BASE_CPU WALL CPU
     printf "  %s: CPU %.2f s -> %.2f s (%.4fx), wall %.2f s -> %.2f s (%.4fx)\n", l, bc / 1e9, c / 1e9, c / bc, bw / 1e9, w / 1e9, w / bw }'
 }
 
-echo "tally daemon (defaults: cpu-clock 99 Hz/CPU, -g fp):"
+echo "tally daemon (defaults: cpu-clock 99 Hz/CPU, -g fp)${DAEMON_ARGS:+ $DAEMON_ARGS}:"
 echo "  idle ${idle_seconds} s:            daemon CPU $idle_share of one CPU"
 echo "  split -t $cpus -r $rounds:     daemon CPU $busy_share of one CPU"
 ratio_line "workload slowdown (median of $runs)" "$(median "${without_wall[@]}")" "$(median "${without_cpu[@]}")" \
   "$(median "${with_wall[@]}")" "$(median "${with_cpu[@]}")"
 echo "  ${flush_line#*tally daemon: }"
 
-if command -v perf >/dev/null; then
+if [[ ${PEER:-1} != 0 ]] && command -v perf >/dev/null; then
   # --no-buildid: perf 6.1's build-id pass, after the recording, may abort (build-id.c
   # assertion) on the many short processes of a shared machine; it is not timed here.
   perf record -a -g -F 99 -q --no-buildid -o "$work/perf.data" -- sleep "$idle_seconds" >/dev/null 2>&1 &

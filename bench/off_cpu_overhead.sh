@@ -10,7 +10,9 @@
 # collection: perf 6.1 here crashed in it, util/build-id.c:1010), which only spares it work. Prints the ratios to the bare workload,
 # perf record followed by perf report (perf's profile is read afterwards; tally writes its
 # own at once), the off-CPU spans and lost records tally reported, and the cost per context switch:
-# (CPU of --off-cpu - CPU without) / spans recorded. TALLY_BUILD selects the build tree.
+# (CPU of --off-cpu - CPU without) / spans recorded. TALLY_BUILD selects the build tree;
+# TALLY_BEFORE=PATH another tally binary (e.g. a build before a change) whose --off-cpu -g fp
+# runs in the same rounds, so that before and after see the same load.
 set -euo pipefail
 # shellcheck source=measure.sh
 source "$(dirname "${BASH_SOURCE[0]}")/measure.sh"
@@ -47,6 +49,7 @@ variants=(bare "tally record -g fp" "tally record --off-cpu -g fp"
           "tally record --off-cpu --no-timestamps -g fp" "tally record --off-cpu -g dwarf"
           "perf record -e sched:sched_switch -g" "perf record -e cpu-clock,sched:sched_switch -g"
           "perf record + report -e sched:sched_switch -g")
+[[ -n ${TALLY_BEFORE:-} ]] && variants+=("before: tally record --off-cpu -g fp")
 for ((i = 1; i <= runs; i++)); do
   measure_run bare "$work/out" "$workload" "$round_trips"
   measure_run "tally record -g fp" "$work/out" "$tally" record -g fp -o "$work/t.pb.gz" -- \
@@ -54,6 +57,11 @@ for ((i = 1; i <= runs; i++)); do
   measure_run "tally record --off-cpu -g fp" "$work/out" "$tally" record --off-cpu -g fp \
     -o "$work/t.pb.gz" -- "$workload" "$round_trips"
   note_tally "tally record --off-cpu -g fp"
+  if [[ -n ${TALLY_BEFORE:-} ]]; then
+    measure_run "before: tally record --off-cpu -g fp" "$work/out" "$TALLY_BEFORE" record --off-cpu \
+      -g fp -o "$work/t.pb.gz" -- "$workload" "$round_trips"
+    note_tally "before: tally record --off-cpu -g fp"
+  fi
   measure_run "tally record --off-cpu --no-timestamps -g fp" "$work/out" "$tally" record --off-cpu \
     --no-timestamps -g fp -o "$work/t.pb.gz" -- "$workload" "$round_trips"
   note_tally "tally record --off-cpu --no-timestamps -g fp"

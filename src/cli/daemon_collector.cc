@@ -120,6 +120,10 @@ void DaemonCollector::on_sample(const collect::SampleRecord& sample) {
     }
     frames_.push_back(f);
   }
+  if (off_cpu_ && sample.event == off_cpu_->event()) {
+    off_cpu_->switch_sample(sample.origin.tid, frames_);
+    return;
+  }
   aggregate_.add_sample(sample.event, frames_, sample.period);
   if (push_ != nullptr) push_->add(pid, sample.event, frames_, sample.period);
 }
@@ -140,6 +144,7 @@ void DaemonCollector::on_comm(const collect::CommRecord& c) {
 }
 
 void DaemonCollector::on_fork(const collect::TaskRecord& f) {
+  if (off_cpu_) off_cpu_->thread_started(f.tid);
   if (f.pid == f.ppid) return;  // a new thread shares its process's maps
   const auto child = static_cast<pid_t>(f.pid);
   // A pid used again: the old process's pending removal must not take the new one.
@@ -148,6 +153,7 @@ void DaemonCollector::on_fork(const collect::TaskRecord& f) {
 }
 
 void DaemonCollector::on_exit(const collect::TaskRecord& e) {
+  if (off_cpu_) off_cpu_->thread_exit(e.tid, e.time != 0 ? e.time : e.origin.time);
   if (e.pid != e.tid) return;
   exited_.emplace_back(static_cast<pid_t>(e.pid), e.time != 0 ? e.time : e.origin.time);
   sample_stack_.forget(static_cast<pid_t>(e.pid));
@@ -155,7 +161,17 @@ void DaemonCollector::on_exit(const collect::TaskRecord& e) {
 
 void DaemonCollector::on_lost(const collect::LostRecord& lost) { stats_.lost += lost.lost; }
 
+void DaemonCollector::on_switch(const collect::SwitchRecord& record) {
+  if (!off_cpu_) return;
+  if (auto span = off_cpu_->switch_record(record)) {
+    aggregate_.add_sample(off_cpu_->event(), span->frames, DaemonOffCpu::kSampleNs, span->samples);
+    if (push_ != nullptr)
+      push_->add(static_cast<pid_t>(record.origin.pid), off_cpu_->event(), span->frames, span->nanoseconds);
+  }
+}
+
 void DaemonCollector::forget_exited(uint64_t now_ns, uint64_t grace_ns) {
+  if (off_cpu_) off_cpu_->forget_exited(now_ns, grace_ns);
   std::erase_if(exited_, [&](const auto& e) {
     if (e.second + grace_ns > now_ns) return false;
     processes_.erase(e.first);

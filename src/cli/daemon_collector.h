@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "collect/process_maps.h"
 #include "collect/sample_stack.h"
 #include "collect/sampler.h"
+#include "cli/daemon_off_cpu.h"
 #include "store/aggregate.h"
 
 namespace tally::daemon {
@@ -44,6 +46,7 @@ class DaemonCollector : public collect::SampleConsumer {
   void on_fork(const collect::TaskRecord& fork) override;
   void on_exit(const collect::TaskRecord& exit) override;
   void on_lost(const collect::LostRecord& lost) override;
+  void on_switch(const collect::SwitchRecord& record) override;
 
   // Drops the maps of processes that exited more than `grace_ns` before `now_ns` (their
   // samples have been read by then): a daemon sees processes come and go for ever.
@@ -55,6 +58,9 @@ class DaemonCollector : public collect::SampleConsumer {
   const CollectorStats& stats() const { return stats_; }
   // Every sample also goes to `push` (tally daemon --push), with its process id.
   void also_push_to(daemon::PushInterval* push) { push_ = push; }
+  // tally daemon --off-cpu: samples of `event` (context-switches) are switch-outs, and the
+  // time until the switch-in is added to that event (daemon_off_cpu.h).
+  void count_off_cpu(size_t event) { off_cpu_.emplace(event); }
 
  private:
   uint32_t image_of(pid_t pid, const collect::ImageMapping& mapping);
@@ -63,6 +69,7 @@ class DaemonCollector : public collect::SampleConsumer {
 
   store::Aggregate& aggregate_;
   daemon::PushInterval* push_ = nullptr;
+  std::optional<DaemonOffCpu> off_cpu_;
   collect::SampleStack sample_stack_;
   collect::ProcessTable processes_;
   std::unordered_map<std::string, uint32_t> images_;  // by mapping identity

@@ -49,6 +49,7 @@ struct DaemonOptions {
   std::string call_graph = "fp";
   std::string log;
   bool idle = false;
+  bool off_cpu = false;
   // --push
   std::string push_url;
   std::string push_format = "pyroscope";
@@ -376,6 +377,21 @@ int run_daemon(const DaemonOptions& opt) {
   } else if (opt.call_graph == "none") config.sampling.call_graph = collect::CallGraphMode::none;
   else return usage_error("--call-graph must be fp, dwarf or none, not '" + opt.call_graph + "'");
 
+  // --off-cpu: the context-switches event at every switch, with SWITCH records for the
+  // switch-ins (daemon_off_cpu.h). A sample per switch: bigger rings, a short stack copy.
+  size_t off_cpu_event = SIZE_MAX;
+  if (opt.off_cpu) {
+    auto event = collect::parse_event("context-switches");
+    if (!event) return report(event.error());
+    off_cpu_event = config.events.size();
+    config.events.push_back(*event);
+    config.periods.push_back(1);
+    config.stack_bytes.resize(config.events.size(), 0);
+    config.stack_bytes[off_cpu_event] = std::min<uint32_t>(config.sampling.stack_bytes, 8192);
+    config.context_switch_event = static_cast<int>(off_cpu_event);
+    if (config.ring_pages == 0) config.ring_pages = 2048;  // 8 MiB per CPU
+  }
+
   if (opt.db.empty() && opt.push_url.empty()) return usage_error("--db DIR or --push URL is required");
   PushPath push;
   const std::string spool = !opt.spool.empty() ? opt.spool : opt.db.empty() ? "" : opt.db + "/spool";
@@ -449,6 +465,11 @@ int run_daemon(const DaemonOptions& opt) {
   std::vector<store::EventInfo> events;
   std::string names;
   for (size_t e = 0; e < config.events.size(); ++e) {
+    if (e == off_cpu_event) {
+      events.push_back({"off-cpu", "nanoseconds"});
+      names += ", off-cpu (context-switches: every switch-out, its time off the CPU)";
+      continue;
+    }
     events.push_back({config.events[e].name, std::string(config.events[e].unit())});
     names += fmt::format("{}{} ({})", names.empty() ? "" : ", ", config.events[e].name,
                          config.periods[e] != 0 ? fmt::format("every {}", config.periods[e])
@@ -458,6 +479,7 @@ int run_daemon(const DaemonOptions& opt) {
   DaemonCollector collector(aggregate, config.sampling.call_graph);
   collector.also_push_to(push.interval.get());
   if (push.symbolizer) collector.set_kernel_text_start(push.symbolizer->kernel_text_start());
+  if (off_cpu_event != SIZE_MAX) collector.count_off_cpu(off_cpu_event);
 
   struct sigaction sa {};
   sa.sa_handler = on_stop;  // no SA_RESTART: the wait in the sampler ends at once
@@ -503,6 +525,10 @@ void add_daemon_command(CLI::App& app, Runner& run) {
                   "of the user stack) or none (histograms only)");
   cmd->add_option("--log", opt->log, "append the log to FILE (default: standard error)");
   cmd->add_flag("--idle", opt->idle, "sample idle CPUs too (the kernel's idle loop)");
+  cmd->add_flag("--off-cpu", opt->off_cpu,
+                "also record the time threads spend off the CPU, per stack they left from "
+                "(event off-cpu, nanoseconds): a sample at every context switch, so it costs "
+                "per switch (see bench/README.md); not the default");
   cmd->add_option("--push", opt->push_url,
                   "also push each interval's profiles to a fleet store at URL: Grafana "
                   "Pyroscope's push API (URL/push.v1.PusherService/Push), one series per "

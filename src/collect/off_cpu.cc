@@ -38,17 +38,6 @@ constexpr std::array<std::pair<std::string_view, OffCpuReason>, 24> kTellingFunc
     {"io_uring", OffCpuReason::io},
 }};
 
-// A span with no switch-out sample: one of its ends is the recording's.
-OffCpuSpan edge_span(uint32_t pid, uint32_t tid, uint64_t start, uint64_t end, SpanEdge edge) {
-  OffCpuSpan span;
-  span.pid = pid;
-  span.tid = tid;
-  span.start = start;
-  span.end = end;
-  span.edge = edge;
-  return span;
-}
-
 }  // namespace
 
 std::string_view off_cpu_reason_name(OffCpuReason reason) {
@@ -95,85 +84,77 @@ std::vector<std::string> proc_kernel_stack(int pid, int tid) {
   return names;
 }
 
-void OffCpuSpans::thread_at_start(uint32_t pid, uint32_t tid,
-                                  std::vector<core::LocationId> kernel_stack, OffCpuReason reason) {
-  at_start_[tid] = AtStart{.pid = pid, .stack = std::move(kernel_stack), .reason = reason};
+void OffCpuSpans::thread_at_start(uint32_t pid, uint32_t tid, StackId kernel_stack,
+                                  OffCpuReason reason) {
+  Thread& t = threads_[tid];
+  if (t.state == Thread::State::exited) return;
+  t.state = Thread::State::at_start;
+  t.span = OffCpuSpan{.pid = pid, .tid = tid, .start = recording_start_, .stack = kernel_stack,
+                      .reason = reason};
 }
 
-OffCpuSpan OffCpuSpans::from_start(uint32_t tid, AtStart&& at_start, uint64_t end,
-                                   SpanEdge edge) const {
-  OffCpuSpan span = edge_span(at_start.pid, tid, recording_start_, end, edge);
-  span.stack = std::move(at_start.stack);
-  span.reason = at_start.reason;
-  return span;
-}
-
-void OffCpuSpans::switch_sample(uint32_t pid, uint32_t tid, uint64_t time,
-                                std::span<const core::LocationId> stack, OffCpuReason reason) {
-  at_start_.erase(tid);
-  if (exited_.count(tid)) return;
-  Pending& p = sampled_[tid];
-  p.pid = pid;
-  p.time = time;
-  p.reason = reason;
-  p.stack.assign(stack.begin(), stack.end());
+void OffCpuSpans::switch_sample(uint32_t pid, uint32_t tid, StackId stack, OffCpuReason reason) {
+  Thread& t = threads_[tid];
+  if (t.state == Thread::State::exited) return;
+  t.state = Thread::State::sampled;
+  t.span = OffCpuSpan{.pid = pid, .tid = tid, .stack = stack, .reason = reason};
 }
 
 std::optional<OffCpuSpan> OffCpuSpans::switch_record(const SwitchRecord& record) {
   const uint32_t tid = record.origin.tid;
-  if (tid == 0 || exited_.count(tid)) return std::nullopt;  // the idle task, or a dead thread
-  std::optional<AtStart> at_start;
-  if (auto it = at_start_.find(tid); it != at_start_.end()) {
-    at_start = std::move(it->second);
-    at_start_.erase(it);
-  }
+  if (tid == 0) return std::nullopt;  // the idle task
   if (record.out) {
-    OffCpuSpan span;
-    span.pid = record.origin.pid;
-    span.tid = tid;
-    span.start = record.origin.time;
-    if (auto it = sampled_.find(tid); it != sampled_.end()) {
-      // The sample is taken just before the SWITCH record of the same switch-out.
-      span.stack = std::move(it->second.stack);
-      span.reason = it->second.reason;
-      sampled_.erase(it);
-    }
-    if (record.preempted) span.reason = OffCpuReason::preempted;
-    open_[tid] = std::move(span);
+    Thread& t = threads_[tid];
+    if (t.state == Thread::State::exited) return std::nullopt;  // a dead thread's last switch
+    // The sample is taken just before the SWITCH record of the same switch-out.
+    if (t.state != Thread::State::sampled) t.span = OffCpuSpan{};
+    t.span.pid = record.origin.pid;
+    t.span.tid = tid;
+    t.span.start = record.origin.time;
+    if (record.preempted) t.span.reason = OffCpuReason::preempted;
+    t.state = Thread::State::off;
     return std::nullopt;
   }
-  auto it = open_.find(tid);
-  if (it == open_.end()) {
-    if (!at_start || record.origin.time < recording_start_) return std::nullopt;
-    // Off the CPU since before the recording: counted from its start.
-    return from_start(tid, std::move(*at_start), record.origin.time, SpanEdge::from_start);
+  auto it = threads_.find(tid);
+  if (it == threads_.end()) return std::nullopt;
+  Thread& t = it->second;
+  switch (t.state) {
+    case Thread::State::off:
+      t.state = Thread::State::running;
+      t.span.end = std::max(record.origin.time, t.span.start);
+      return t.span;
+    case Thread::State::at_start:
+      t.state = Thread::State::running;
+      if (record.origin.time < recording_start_) return std::nullopt;
+      // Off the CPU since before the recording: counted from its start.
+      t.span.end = record.origin.time;
+      t.span.edge = SpanEdge::from_start;
+      return t.span;
+    case Thread::State::running:
+    case Thread::State::sampled:  // its SWITCH out is still to come
+    case Thread::State::exited:
+      return std::nullopt;
   }
-  OffCpuSpan span = std::move(it->second);
-  open_.erase(it);
-  span.end = std::max(record.origin.time, span.start);
-  return span;
+  return std::nullopt;
 }
 
-void OffCpuSpans::thread_exit(uint32_t tid) {
-  exited_.insert(tid);
-  open_.erase(tid);
-  sampled_.erase(tid);
-  at_start_.erase(tid);
-}
+void OffCpuSpans::thread_exit(uint32_t tid) { threads_[tid].state = Thread::State::exited; }
 
 std::vector<OffCpuSpan> OffCpuSpans::finish(uint64_t recording_end) {
   std::vector<OffCpuSpan> spans;
-  for (auto& [tid, span] : open_) {
-    if (span.start >= recording_end) continue;
-    span.end = recording_end;
-    span.edge = SpanEdge::to_end;
-    spans.push_back(std::move(span));
+  for (auto& [tid, t] : threads_) {
+    if (t.state == Thread::State::off && t.span.start < recording_end) {
+      t.span.end = recording_end;
+      t.span.edge = SpanEdge::to_end;
+      spans.push_back(t.span);
+    } else if (t.state == Thread::State::at_start && recording_end > recording_start_) {
+      t.span.end = recording_end;
+      t.span.edge = SpanEdge::whole;
+      spans.push_back(t.span);
+    }
+    if (t.state == Thread::State::off || t.state == Thread::State::at_start)
+      t.state = Thread::State::running;
   }
-  for (auto& [tid, at_start] : at_start_)
-    if (recording_end > recording_start_)
-      spans.push_back(from_start(tid, std::move(at_start), recording_end, SpanEdge::whole));
-  open_.clear();
-  at_start_.clear();
   std::sort(spans.begin(), spans.end(),
             [](const OffCpuSpan& a, const OffCpuSpan& b) { return a.tid < b.tid; });
   return spans;

@@ -16,11 +16,10 @@
 
 #include <cstdint>
 #include <optional>
-#include <string>
 #include <span>
+#include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "collect/perf_records.h"
@@ -45,11 +44,16 @@ OffCpuReason classify_blocked(std::span<const std::string_view> kernel_functions
 enum class SpanEdge { switches, from_start, to_end, whole };
 std::string_view span_edge_name(SpanEdge edge);
 
+// Stacks are ids into the caller's own table of distinct stacks (0: none), so that a span
+// is a few words and a switch costs no allocation: a busy program switches 100k+ times a
+// second, mostly from a few stacks.
+using StackId = uint32_t;
+
 struct OffCpuSpan {
   uint32_t pid = 0, tid = 0;
   uint64_t start = 0, end = 0;  // the events' clock (CLOCK_MONOTONIC), nanoseconds
+  StackId stack = 0;            // the switch-out stack; 0: no switch-out sample
   OffCpuReason reason = OffCpuReason::blocked;
-  std::vector<core::LocationId> stack;  // leaf first; empty: no switch-out sample
   SpanEdge edge = SpanEdge::switches;
 };
 
@@ -60,13 +64,12 @@ class OffCpuSpans {
   explicit OffCpuSpans(uint64_t recording_start) : recording_start_(recording_start) {}
 
   // A thread that existed when recording began (tally record -p): if it only switches in,
-  // or never shows up, it was blocked from the start, in `kernel_stack` (leaf first, as
-  // /proc/PID/task/TID/stack showed it then; empty when unreadable) for `reason`.
-  void thread_at_start(uint32_t pid, uint32_t tid, std::vector<core::LocationId> kernel_stack = {},
+  // or never shows up, it was blocked from the start, in `kernel_stack` (as
+  // /proc/PID/task/TID/stack showed it then; 0 when unreadable) for `reason`.
+  void thread_at_start(uint32_t pid, uint32_t tid, StackId kernel_stack = 0,
                        OffCpuReason reason = OffCpuReason::blocked);
   // The switch-out sample of `tid`: its stack and the reason its kernel frames give.
-  void switch_sample(uint32_t pid, uint32_t tid, uint64_t time,
-                     std::span<const core::LocationId> stack, OffCpuReason reason);
+  void switch_sample(uint32_t pid, uint32_t tid, StackId stack, OffCpuReason reason);
   // A SWITCH record: the span it closes, if any.
   std::optional<OffCpuSpan> switch_record(const SwitchRecord& record);
   // The thread exited: what it does after is not waiting.
@@ -76,23 +79,17 @@ class OffCpuSpans {
   std::vector<OffCpuSpan> finish(uint64_t recording_end);
 
  private:
-  struct Pending {
-    uint32_t pid = 0;
-    uint64_t time = 0;
-    OffCpuReason reason = OffCpuReason::blocked;
-    std::vector<core::LocationId> stack;
+  // One entry per thread, kept until the end: a switch looks up one entry and allocates
+  // nothing.
+  struct Thread {
+    enum class State : uint8_t { running, sampled, off, at_start, exited };
+    State state = State::running;
+    // sampled: the switch-out sample, its SWITCH out not seen yet; off: switched out, not
+    // back yet (span.start set); at_start: seen at the start, no record since.
+    OffCpuSpan span;
   };
   uint64_t recording_start_;
-  std::unordered_map<uint32_t, Pending> sampled_;  // switch-out sample, SWITCH out not seen yet
-  std::unordered_map<uint32_t, OffCpuSpan> open_;  // switched out, not back yet
-  struct AtStart {
-    uint32_t pid = 0;
-    std::vector<core::LocationId> stack;
-    OffCpuReason reason = OffCpuReason::blocked;
-  };
-  std::unordered_map<uint32_t, AtStart> at_start_;  // by tid, no record seen yet
-  OffCpuSpan from_start(uint32_t tid, AtStart&& at_start, uint64_t end, SpanEdge edge) const;
-  std::unordered_set<uint32_t> exited_;
+  std::unordered_map<uint32_t, Thread> threads_;  // by tid
 };
 
 }  // namespace tally::collect

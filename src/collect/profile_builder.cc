@@ -1,6 +1,7 @@
 #include "collect/profile_builder.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <map>
 #include <optional>
@@ -68,6 +69,32 @@ struct ProfileBuilder::State {
   core::StringId time_key = 0, ns_unit = 0, reason_key = 0, edge_key = 0;
   uint64_t recording_start = 0, recording_end = 0, last_time = 0;
   std::optional<OffCpuSpans> spans;
+  // The spans closed since the last batch, with their thread's name then: a switch costs a
+  // few words, and samples are built a batch at a time.
+  struct ClosedSpan {
+    OffCpuSpan span;
+    core::StringId comm = 0;
+  };
+  std::vector<ClosedSpan> closed_spans;
+  static constexpr size_t kSpansPerBatch = 65536;
+  std::array<core::StringId, 6> reason_names{};  // by OffCpuReason
+  // Distinct off-CPU stacks: StackId i is stack_pool[stack_ends[i - 1], stack_ends[i]).
+  std::vector<core::LocationId> stack_pool;
+  std::vector<size_t> stack_ends{0};
+  std::unordered_multimap<uint64_t, StackId> stack_index;  // by hash of the locations
+  // Switch-out samples seen before, by their raw frames in one address-space generation of
+  // their process: the stack and reason without locating or classifying the frames again.
+  struct SeenSwitchStack {
+    pid_t pid;
+    uint64_t generation;
+    size_t raw_begin, raw_size;
+    StackId stack;
+    OffCpuReason reason;
+    uint32_t unmapped;
+  };
+  std::vector<uint64_t> raw_pool;
+  std::vector<SeenSwitchStack> seen_switch_stacks;
+  std::unordered_multimap<uint64_t, uint32_t> seen_index;  // by hash of pid and raw frames
   std::unordered_map<std::string, core::LocationId> marker_locations;
   std::vector<std::string_view> kernel_names;
   // Scratch, reused across samples.
@@ -82,9 +109,44 @@ struct ProfileBuilder::State {
   core::LocationId location(pid_t pid, uint64_t address);
   core::LocationId kernel_location(uint64_t address);
   core::LocationId marker_location(const std::string& name);
-  void add_off_cpu_sample(const OffCpuSpan& span);
+  void add_off_cpu_sample(const OffCpuSpan& span, core::StringId comm);
   void add_time_label(uint64_t time);
+  StackId intern_stack(std::span<const core::LocationId> located);
+  std::span<const core::LocationId> stack_of(StackId id) const {
+    return {stack_pool.data() + stack_ends[id - 1], stack_ends[id] - stack_ends[id - 1]};
+  }
+  void switch_sample(const SampleRecord& sample, std::span<const uint64_t> frames);
+  void close_span(const OffCpuSpan& span);
+  void add_closed_spans();
 };
+
+StackId ProfileBuilder::State::intern_stack(std::span<const core::LocationId> located) {
+  if (located.empty()) return 0;
+  uint64_t h = located.size();
+  for (core::LocationId id : located) h = core::mix64(h ^ id);
+  for (auto [it, end] = stack_index.equal_range(h); it != end; ++it) {
+    std::span<const core::LocationId> known = stack_of(it->second);
+    if (std::equal(known.begin(), known.end(), located.begin(), located.end())) return it->second;
+  }
+  stack_pool.insert(stack_pool.end(), located.begin(), located.end());
+  stack_ends.push_back(stack_pool.size());
+  const auto id = static_cast<StackId>(stack_ends.size() - 1);
+  stack_index.emplace(h, id);
+  return id;
+}
+
+void ProfileBuilder::State::close_span(const OffCpuSpan& span) {
+  core::StringId comm = 0;
+  if (auto it = comms.find(static_cast<pid_t>(span.tid)); it != comms.end()) comm = it->second;
+  closed_spans.push_back({span, comm});
+  // In batches, so that the array stays small (2.5 MiB) beside the profile they go to.
+  if (closed_spans.size() == kSpansPerBatch) add_closed_spans();
+}
+
+void ProfileBuilder::State::add_closed_spans() {
+  for (const ClosedSpan& closed : closed_spans) add_off_cpu_sample(closed.span, closed.comm);
+  closed_spans.clear();
+}
 
 core::LocationId ProfileBuilder::State::marker_location(const std::string& name) {
   auto [it, inserted] = marker_locations.try_emplace(name, 0);
@@ -105,9 +167,13 @@ void ProfileBuilder::State::add_time_label(uint64_t time) {
                     .num_unit = ns_unit});
 }
 
-void ProfileBuilder::State::add_off_cpu_sample(const OffCpuSpan& span) {
+void ProfileBuilder::State::add_off_cpu_sample(const OffCpuSpan& span, core::StringId comm) {
   ++stats.off_cpu_spans;
-  stack.assign(span.stack.begin(), span.stack.end());
+  stack.clear();
+  if (span.stack != 0) {
+    std::span<const core::LocationId> known = stack_of(span.stack);
+    stack.assign(known.begin(), known.end());
+  }
   if (span.edge != SpanEdge::switches) ++stats.off_cpu_edge;
   const bool from_before = span.edge == SpanEdge::from_start || span.edge == SpanEdge::whole;
   if (stack.empty() && !from_before) {
@@ -118,9 +184,8 @@ void ProfileBuilder::State::add_off_cpu_sample(const OffCpuSpan& span) {
   // the kernel frames, if any, come from /proc at the start; the user frames are unknown.
   if (from_before) stack.push_back(marker_location("[off-CPU since before the recording began]"));
   labels.clear();
-  if (auto it = comms.find(static_cast<pid_t>(span.tid)); it != comms.end())
-    labels.push_back({.key = comm_key, .str = it->second});
-  labels.push_back({.key = reason_key, .str = profile.intern(off_cpu_reason_name(span.reason))});
+  if (comm != 0) labels.push_back({.key = comm_key, .str = comm});
+  labels.push_back({.key = reason_key, .str = reason_names[static_cast<size_t>(span.reason)]});
   if (span.edge != SpanEdge::switches)
     labels.push_back({.key = edge_key, .str = profile.intern(span_edge_name(span.edge))});
   labels.push_back({.key = pid_key, .num = span.pid});
@@ -192,6 +257,46 @@ core::LocationId ProfileBuilder::State::location(pid_t pid, uint64_t address) {
   return it->second;
 }
 
+// Where the thread leaves the CPU: the span's stack, and the reason its kernel frames tell
+// (a preemption is flagged by the SWITCH record that follows). A thread blocks from a few
+// places, again and again: a stack seen before is looked up by its raw frames.
+void ProfileBuilder::State::switch_sample(const SampleRecord& sample,
+                                          std::span<const uint64_t> frames) {
+  const auto pid = static_cast<pid_t>(sample.origin.pid);
+  const AddressSpace* space = processes.find(pid);
+  const uint64_t generation = space != nullptr ? space->generation() : 0;
+  uint64_t h = core::mix64(uint64_t(uint32_t(pid)) ^ (generation << 32) ^ frames.size());
+  for (uint64_t address : frames) h = core::mix64(h ^ address);
+  for (auto [it, end] = seen_index.equal_range(h); it != end; ++it) {
+    const SeenSwitchStack& seen = seen_switch_stacks[it->second];
+    if (seen.pid != pid || seen.generation != generation || seen.raw_size != frames.size() ||
+        !std::equal(frames.begin(), frames.end(), raw_pool.begin() + static_cast<std::ptrdiff_t>(seen.raw_begin)))
+      continue;
+    stats.frames += frames.size();
+    stats.unmapped_frames += seen.unmapped;
+    spans->switch_sample(sample.origin.pid, sample.origin.tid, seen.stack, seen.reason);
+    return;
+  }
+  const uint64_t unmapped_before = stats.unmapped_frames;
+  stack.clear();
+  for (uint64_t address : frames) stack.push_back(location(pid, address));
+  stats.frames += stack.size();
+  kernel_names.clear();
+  for (uint64_t address : frames)
+    if (address >= kKernelSpaceStart) kernel_names.push_back(kernel_symbols.find(address));
+  const SeenSwitchStack seen{.pid = pid,
+                             .generation = generation,
+                             .raw_begin = raw_pool.size(),
+                             .raw_size = frames.size(),
+                             .stack = intern_stack(stack),
+                             .reason = classify_blocked(kernel_names),
+                             .unmapped = static_cast<uint32_t>(stats.unmapped_frames - unmapped_before)};
+  raw_pool.insert(raw_pool.end(), frames.begin(), frames.end());
+  seen_index.emplace(h, static_cast<uint32_t>(seen_switch_stacks.size()));
+  seen_switch_stacks.push_back(seen);
+  spans->switch_sample(sample.origin.pid, sample.origin.tid, seen.stack, seen.reason);
+}
+
 ProfileBuilder::ProfileBuilder(ProfileBuilderOptions options)
     : state_(std::make_unique<State>(std::move(options))) {
   State& s = *state_;
@@ -225,6 +330,8 @@ ProfileBuilder::ProfileBuilder(ProfileBuilderOptions options)
     s.ns_unit = p.intern("nanoseconds");
     s.reason_key = p.intern("reason");
     s.edge_key = p.intern("off_cpu_span");
+    for (size_t r = 0; r < s.reason_names.size(); ++r)
+      s.reason_names[r] = p.intern(off_cpu_reason_name(static_cast<OffCpuReason>(r)));
     s.spans.emplace(0);
   }
   p.period = s.options.period;
@@ -255,20 +362,13 @@ void ProfileBuilder::on_sample(const SampleRecord& sample) {
   const UnwindStats after = s.sample_stack.unwind_stats();
   if (after.truncated != before.truncated) ++s.stats.unwind_truncated;
   if (after.stack_ended != before.stack_ended) ++s.stats.stack_copy_full;
+  if (switch_sample) {
+    s.switch_sample(sample, frames);
+    return;
+  }
   s.stack.clear();
   for (uint64_t address : frames) s.stack.push_back(s.location(pid, address));
   s.stats.frames += s.stack.size();
-
-  if (switch_sample) {
-    // Where the thread leaves the CPU: the span's stack, and the reason its kernel frames
-    // tell (a preemption is flagged by the SWITCH record that follows).
-    s.kernel_names.clear();
-    for (uint64_t address : frames)
-      if (address >= kKernelSpaceStart) s.kernel_names.push_back(s.kernel_symbols.find(address));
-    s.spans->switch_sample(sample.origin.pid, sample.origin.tid, sample.origin.time, s.stack,
-                           classify_blocked(s.kernel_names));
-    return;
-  }
 
   s.labels.clear();
   if (auto it = s.comms.find(static_cast<pid_t>(sample.origin.tid)); it != s.comms.end())
@@ -312,7 +412,7 @@ void ProfileBuilder::on_comm(const CommRecord& c) {
     std::vector<std::string> names = proc_kernel_stack(static_cast<int>(c.pid), static_cast<int>(c.tid));
     std::vector<std::string_view> views(names.begin(), names.end());
     for (const std::string& name : names) stack.push_back(s.marker_location(name));
-    s.spans->thread_at_start(c.pid, c.tid, std::move(stack), classify_blocked(views));
+    s.spans->thread_at_start(c.pid, c.tid, s.intern_stack(stack), classify_blocked(views));
   }
 }
 
@@ -335,7 +435,7 @@ void ProfileBuilder::on_switch(const SwitchRecord& record) {
   State& s = *state_;
   if (!s.spans) return;
   s.last_time = std::max(s.last_time, record.origin.time);
-  if (auto span = s.spans->switch_record(record)) s.add_off_cpu_sample(*span);
+  if (auto span = s.spans->switch_record(record)) s.close_span(*span);
 }
 
 void ProfileBuilder::recording_started(uint64_t monotonic_ns) {
@@ -350,7 +450,8 @@ core::Profile ProfileBuilder::finish() {
   State& s = *state_;
   if (s.spans) {
     for (const OffCpuSpan& span : s.spans->finish(s.recording_end ? s.recording_end : s.last_time))
-      s.add_off_cpu_sample(span);
+      s.close_span(span);
+    s.add_closed_spans();
   }
   s.merger.reset();
   core::Profile& p = s.profile;

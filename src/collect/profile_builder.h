@@ -4,7 +4,8 @@
 // the kernel actually counted, call stacks from the kernel's callchain (-g fp) or unwound
 // from the copied user stack (-g dwarf), mappings from MMAP2 per process deduplicated per
 // image, labels pid, tid, comm and cpu. Samples are merged as they come, so memory grows
-// with distinct stacks, not with the recording's length.
+// with distinct stacks, not with the recording's length. Off-CPU spans (--off-cpu) are kept
+// as a few words each, their stacks interned, and become samples a batch at a time.
 #pragma once
 
 #include <cstdint>

@@ -27,20 +27,21 @@ uint32_t Aggregate::image(const IndexEntry& entry, uint64_t tstart, uint64_t tsi
   return it->second;
 }
 
-void Aggregate::add_sample(size_t event, std::span<const Frame> stack, uint64_t period) {
-  if (stack.empty() || event >= events_.size()) return;
+void Aggregate::add_sample(size_t event, std::span<const Frame> stack, uint64_t period,
+                           uint64_t count) {
+  if (stack.empty() || event >= events_.size() || count == 0) return;
   Image& leaf = images_[stack[0].image];
   Histogram& h = leaf.histograms[event];
-  ++h.counts[stack[0].offset];
-  ++h.samples;
-  h.period_sum += period;
-  ++pending_;
+  h.counts[stack[0].offset] += count;
+  h.samples += count;
+  h.period_sum += period * count;
+  pending_ += count;
   if (!keep_stacks_) return;
   key_.clear();
   for (const Frame& f : stack) key_.push_back(uint64_t(f.image) << 32 | f.offset);
   auto it = leaf.stacks.find(key_);
   if (it == leaf.stacks.end()) it = leaf.stacks.emplace(key_, std::vector<uint64_t>(events_.size())).first;
-  ++it->second[event];
+  it->second[event] += count;
 }
 
 void Aggregate::clear_histogram(uint32_t image, size_t event) {

@@ -62,8 +62,9 @@ class Aggregate {
   const Image& image_data(uint32_t image) const { return images_[image]; }
 
   // One sample of event `event`: `stack` leaf first, at least one frame; `period` is the
-  // count (or nanoseconds) of the event the sample stands for.
-  void add_sample(size_t event, std::span<const Frame> stack, uint64_t period);
+  // count (or nanoseconds) of the event the sample stands for. `count` samples at once
+  // (tally daemon --off-cpu: a span's milliseconds, each a sample of period 1 ms).
+  void add_sample(size_t event, std::span<const Frame> stack, uint64_t period, uint64_t count = 1);
 
   // Samples held (not flushed yet), over every event.
   uint64_t pending_samples() const { return pending_; }

@@ -36,8 +36,8 @@ TEST(OffCpuReason, FromTheInnermostTellingKernelFunction) {
 
 TEST(OffCpuSpans, BlockThenWakeGivesTheSampleStackAndReason) {
   OffCpuSpans spans(0);
-  const std::vector<core::LocationId> stack{7, 8, 9};
-  spans.switch_sample(100, 5, 1000, stack, OffCpuReason::sleep);
+  const StackId stack = 7;
+  spans.switch_sample(100, 5, stack, OffCpuReason::sleep);
   EXPECT_FALSE(spans.switch_record(switch_record(5, 1001, true)));
   auto span = spans.switch_record(switch_record(5, 31001, false));
   ASSERT_TRUE(span);
@@ -53,7 +53,7 @@ TEST(OffCpuSpans, BlockThenWakeGivesTheSampleStackAndReason) {
 
 TEST(OffCpuSpans, PreemptedIsCountedApartFromBlocked) {
   OffCpuSpans spans(0);
-  spans.switch_sample(100, 5, 1000, std::vector<core::LocationId>{1}, OffCpuReason::other);
+  spans.switch_sample(100, 5, 1, OffCpuReason::other);
   spans.switch_record(switch_record(5, 1000, true, /*preempted=*/true));
   auto span = spans.switch_record(switch_record(5, 4000, false));
   ASSERT_TRUE(span);
@@ -62,14 +62,14 @@ TEST(OffCpuSpans, PreemptedIsCountedApartFromBlocked) {
   spans.switch_record(switch_record(6, 5000, true));
   auto bare = spans.switch_record(switch_record(6, 9000, false));
   ASSERT_TRUE(bare);
-  EXPECT_TRUE(bare->stack.empty());
+  EXPECT_EQ(bare->stack, 0u);
   EXPECT_EQ(bare->reason, OffCpuReason::blocked);
 }
 
 TEST(OffCpuSpans, RecordingEdges) {
   OffCpuSpans spans(1000);
   // Blocked before the start, woken during the recording: from the start.
-  spans.thread_at_start(100, 5, {42}, OffCpuReason::futex);
+  spans.thread_at_start(100, 5, 42, OffCpuReason::futex);
   // Blocked all along: the whole recording.
   spans.thread_at_start(100, 6);
   // Running at the start (its first record is a switch-out): an ordinary span.
@@ -80,11 +80,11 @@ TEST(OffCpuSpans, RecordingEdges) {
   EXPECT_EQ(woken->end, 3000u);
   EXPECT_EQ(woken->edge, SpanEdge::from_start);
   EXPECT_EQ(woken->reason, OffCpuReason::futex);
-  EXPECT_EQ(woken->stack, std::vector<core::LocationId>{42});
+  EXPECT_EQ(woken->stack, 42u);
   spans.switch_record(switch_record(7, 2000, true));
   // A thread that exits: its last switch-out opens nothing.
   spans.thread_exit(8);
-  spans.switch_sample(100, 8, 2500, std::vector<core::LocationId>{3}, OffCpuReason::other);
+  spans.switch_sample(100, 8, 3, OffCpuReason::other);
   spans.switch_record(switch_record(8, 2500, true));
   auto rest = spans.finish(5000);
   ASSERT_EQ(rest.size(), 2u);
