@@ -139,7 +139,7 @@ void Collector::on_mmap(const collect::MmapRecord& m) {
 void Collector::on_comm(const collect::CommRecord& c) {
   if (!c.exec) return;
   processes_.exec(static_cast<pid_t>(c.pid));
-  if (push_ != nullptr) push_->forget(static_cast<pid_t>(c.pid));
+  if (push_ != nullptr) push_->note_exec(static_cast<pid_t>(c.pid), c.comm);
   sample_stack_.forget(static_cast<pid_t>(c.pid));
 }
 
@@ -150,6 +150,7 @@ void Collector::on_fork(const collect::TaskRecord& f) {
   // A pid used again: the old process's pending removal must not take the new one.
   std::erase_if(exited_, [&](const auto& e) { return e.first == child; });
   processes_.fork(static_cast<pid_t>(f.ppid), child);
+  if (push_ != nullptr) push_->note_fork(static_cast<pid_t>(f.ppid), child);
 }
 
 void Collector::on_exit(const collect::TaskRecord& e) {

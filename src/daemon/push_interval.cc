@@ -16,13 +16,33 @@ uint32_t PushInterval::service_index(pid_t pid) {
   std::string name = !fixed_service_.empty() ? fixed_service_
                      : pid <= 0              ? std::string("kernel")
                                              : service_of_process(pid);
+  const uint32_t service = add_service(name);
+  service_of_pid_[pid] = service;
+  return service;
+}
+
+uint32_t PushInterval::add_service(const std::string& name) {
   auto [it, added] = service_ids_.try_emplace(name, static_cast<uint32_t>(services_.size()));
   if (added) {
     services_.push_back(name);
     stacks_.emplace_back();
   }
-  service_of_pid_[pid] = it->second;
   return it->second;
+}
+
+void PushInterval::note_fork(pid_t parent, pid_t child) {
+  if (!fixed_service_.empty()) return;
+  auto known = service_of_pid_.find(parent);
+  if (known == service_of_pid_.end()) return;  // looked up when the child is first seen
+  service_of_pid_[child] = known->second;
+}
+
+void PushInterval::note_exec(pid_t pid, std::string_view comm) {
+  if (!fixed_service_.empty()) return;
+  service_of_pid_.erase(pid);
+  std::string name = service_of_process(pid);
+  if (name == "unknown" && !comm.empty()) name = std::string(comm);
+  service_of_pid_[pid] = add_service(name);
 }
 
 void PushInterval::add(pid_t pid, size_t event, std::span<const store::Frame> frames,

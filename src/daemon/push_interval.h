@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -30,7 +31,14 @@ class PushInterval {
   // Looks the process's service up unless known (the daemon calls it at each mapping the
   // process makes, while it is alive).
   void note_process(pid_t pid) { (void)service_index(pid); }
-  // The process ran exec or is gone: its service is looked up again when next seen.
+  // A new process: until it runs exec it is its parent's service (same cgroup, same
+  // executable), also when it exits before /proc could be read.
+  void note_fork(pid_t parent, pid_t child);
+  // The process ran exec: its service is looked up now; when it is gone already, named
+  // after `comm` (its new executable's name, as the kernel's COMM record gives it) rather
+  // than "unknown".
+  void note_exec(pid_t pid, std::string_view comm);
+  // The process is gone: its service is looked up again when the pid is next seen.
   void forget(pid_t pid) { service_of_pid_.erase(pid); }
 
   struct ServiceProfile {
@@ -47,6 +55,7 @@ class PushInterval {
 
  private:
   uint32_t service_index(pid_t pid);
+  uint32_t add_service(const std::string& name);
 
   struct Counts {
     std::vector<uint64_t> samples, periods;  // per event
