@@ -1,6 +1,7 @@
 // PushInterval's service of a process that is gone by the time its records are read: a
 // forked child is its parent's service until it runs exec; after exec the kernel's COMM
-// name stands in for the executable's; only a process never seen alive is "unknown".
+// name stands in for the executable's (a systemd unit's service stays: exec keeps the
+// cgroup); only a process never seen alive is "unknown".
 #include "daemon/push_interval.h"
 
 #include <sys/wait.h>
@@ -57,6 +58,19 @@ TEST(PushInterval, AProcessGoneAfterExecIsNamedByItsCommNotUnknown) {
   interval.add(never_seen, 0, kStack, 1);
   const auto services = samples_by_service(interval);
   EXPECT_EQ(services, (std::map<std::string, uint64_t>{{"cc1plus", 1}, {"unknown", 1}}));
+}
+
+TEST(PushInterval, AKnownChildGoneAfterExecIsItsCommUnlessItsServiceIsASystemdUnit) {
+  PushInterval interval("");
+  const pid_t parent = ::getpid(), child = gone_pid();
+  bool from_cgroup = false;
+  const std::string parent_service = service_of_process(parent, &from_cgroup);
+  interval.note_process(parent);
+  interval.note_fork(parent, child);
+  interval.note_exec(child, "cc1plus");  // exec keeps the cgroup, not the executable
+  interval.add(child, 0, kStack, 1);
+  EXPECT_EQ(samples_by_service(interval),
+            (std::map<std::string, uint64_t>{{from_cgroup ? parent_service : "cc1plus", 1}}));
 }
 
 TEST(PushInterval, AFixedServiceNamesEveryProcess) {
