@@ -230,7 +230,8 @@ core::Status RunLoop::run(ControlServer& control) {
                             push_.pusher->stats().spooled_files));
   }
   log_.line("stopping: " + status());
-  if (!last) return last.error();
+  // Exit status 3 (kIoError) whatever the flush's error was: the profiles were not written.
+  if (!last) return core::Error{"the last flush failed: " + last.error().message, core::ErrorKind::io};
   return core::Done{};
 }
 
