@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "cli/command.h"
-#include "cli/daemon_control.h"
+#include "daemon/control.h"
 
 namespace tally::cli {
 
@@ -18,7 +18,7 @@ void add_request_command(CLI::App& app, Runner& run, const std::string& name,
   cmd->add_option("--db", *db, "the daemon's profile database directory")->required();
   cmd->final_callback([db, name, &run] {
     run = [db, name] {
-      auto answer = send_control(*db, name, 120'000);
+      auto answer = daemon::send_control(*db, name, 120'000);
       if (!answer) return report(answer.error());
       std::printf("%s\n", answer->c_str());
       return static_cast<int>(kOk);

@@ -4,10 +4,36 @@
 #include <charconv>
 #include <fstream>
 #include <iterator>
+#include <optional>
 
 #include <fmt/format.h>
 
 namespace tally::collect {
+
+namespace {
+
+struct TextSymbol {
+  uint64_t address = 0;
+  std::string_view name;
+};
+
+// A text symbol's line of kallsyms, "ffffffff81000000 T _stext" or "... t name\t[module]"
+// (the module left out); nothing for data symbols and lines of another shape.
+std::optional<TextSymbol> text_symbol(std::string_view line) {
+  const size_t space = line.find(' ');
+  if (space == std::string_view::npos || space + 3 >= line.size()) return std::nullopt;
+  const char type = line[space + 1];
+  if (type != 't' && type != 'T' && type != 'w' && type != 'W') return std::nullopt;
+  TextSymbol symbol;
+  auto [end, error] = std::from_chars(line.data(), line.data() + space, symbol.address, 16);
+  if (error != std::errc{} || end != line.data() + space) return std::nullopt;
+  symbol.name = line.substr(space + 3);
+  if (size_t tab = symbol.name.find('\t'); tab != std::string_view::npos)
+    symbol.name = symbol.name.substr(0, tab);
+  return symbol;
+}
+
+}  // namespace
 
 void KernelSymbols::load(const std::string& path) {
   symbols_.clear();
@@ -17,18 +43,12 @@ void KernelSymbols::load(const std::string& path) {
   std::ifstream in(path);
   std::string line;
   bool any_address = false;
-  // "ffffffff81000000 T _stext" or "... t name\t[module]"
   while (std::getline(in, line)) {
-    size_t space = line.find(' ');
-    if (space == std::string::npos || space + 3 >= line.size()) continue;
-    char type = line[space + 1];
-    if (type != 't' && type != 'T' && type != 'w' && type != 'W') continue;
-    uint64_t address = 0;
-    auto [end, error] = std::from_chars(line.data(), line.data() + space, address, 16);
-    if (error != std::errc{} || end != line.data() + space) continue;
+    const std::optional<TextSymbol> symbol = text_symbol(line);
+    if (!symbol) continue;
+    const uint64_t address = symbol->address;
+    const std::string_view name = symbol->name;
     any_address |= address != 0;
-    std::string_view name = std::string_view(line).substr(space + 3);
-    if (size_t tab = name.find('\t'); tab != std::string_view::npos) name = name.substr(0, tab);
     if (name == "_text" && text_start_ == 0) text_start_ = address;
     if (name == "_stext" && stext == 0) stext = address;
     symbols_.push_back({address, static_cast<uint32_t>(names_.size()), static_cast<uint32_t>(name.size())});
@@ -56,13 +76,16 @@ std::string_view KernelSymbols::find(uint64_t address) const {
 }
 
 uint64_t kernel_text_start(const std::string& kallsyms) {
+  // The rule of KernelSymbols::text_start, reading only up to _text (near the top).
   std::ifstream in(kallsyms);
-  std::string address, type, name;
-  while (in >> address >> type >> name) {
-    if (name == "_text" || name == "_stext") return std::strtoull(address.c_str(), nullptr, 16);
-    in.ignore(1 << 20, '\n');
+  uint64_t stext = 0;
+  for (std::string line; std::getline(in, line);) {
+    const std::optional<TextSymbol> symbol = text_symbol(line);
+    if (!symbol) continue;
+    if (symbol->name == "_text") return symbol->address;
+    if (symbol->name == "_stext" && stext == 0) stext = symbol->address;
   }
-  return 0;
+  return stext;
 }
 
 std::string kernel_build_id(const std::string& notes) {

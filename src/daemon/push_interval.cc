@@ -10,19 +10,48 @@
 namespace tally::daemon {
 
 uint32_t PushInterval::service_index(pid_t pid) {
-  if (auto it = service_of_pid_.find(pid); it != service_of_pid_.end()) return it->second;
+  if (auto it = service_of_pid_.find(pid); it != service_of_pid_.end()) return it->second.service;
   // Kernel threads and the idle task (pid 0) are the kernel's; /proc is read once per
-  // process and interval.
+  // process.
+  bool from_cgroup = false;
   std::string name = !fixed_service_.empty() ? fixed_service_
                      : pid <= 0              ? std::string("kernel")
-                                             : service_of_process(pid);
+                                             : service_of_process(pid, &from_cgroup);
+  const uint32_t service = add_service(name);
+  service_of_pid_[pid] = {service, from_cgroup};
+  return service;
+}
+
+uint32_t PushInterval::add_service(const std::string& name) {
   auto [it, added] = service_ids_.try_emplace(name, static_cast<uint32_t>(services_.size()));
   if (added) {
     services_.push_back(name);
     stacks_.emplace_back();
   }
-  service_of_pid_[pid] = it->second;
   return it->second;
+}
+
+void PushInterval::note_fork(pid_t parent, pid_t child) {
+  if (!fixed_service_.empty()) return;
+  auto known = service_of_pid_.find(parent);
+  if (known == service_of_pid_.end()) return;  // looked up when the child is first seen
+  service_of_pid_[child] = known->second;
+}
+
+void PushInterval::note_exec(pid_t pid, std::string_view comm) {
+  if (!fixed_service_.empty()) return;
+  // A cgroup read costs several times a readlink, and a build runs processes by the
+  // thousand: the cgroup is read only for a process not known before.
+  bool from_cgroup = false;
+  std::string name;
+  if (auto it = service_of_pid_.find(pid); it != service_of_pid_.end()) {
+    if (it->second.from_cgroup) return;
+    name = service_of_executable(pid);
+  } else {
+    name = service_of_process(pid, &from_cgroup);
+  }
+  if (name == "unknown" && !comm.empty()) name = std::string(comm);
+  service_of_pid_[pid] = {add_service(name), from_cgroup};
 }
 
 void PushInterval::add(pid_t pid, size_t event, std::span<const store::Frame> frames,

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -30,7 +31,15 @@ class PushInterval {
   // Looks the process's service up unless known (the daemon calls it at each mapping the
   // process makes, while it is alive).
   void note_process(pid_t pid) { (void)service_index(pid); }
-  // The process ran exec or is gone: its service is looked up again when next seen.
+  // A new process: until it runs exec it is its parent's service (same cgroup, same
+  // executable), also when it exits before /proc could be read.
+  void note_fork(pid_t parent, pid_t child);
+  // The process ran exec: a systemd unit's service stays (exec keeps the cgroup); else its
+  // service is looked up now (/proc/PID/exe; the cgroup only when the process was not
+  // known), and when it is gone already, named after `comm` (its new executable's name, as
+  // the kernel's COMM record gives it) rather than "unknown".
+  void note_exec(pid_t pid, std::string_view comm);
+  // The process is gone: its service is looked up again when the pid is next seen.
   void forget(pid_t pid) { service_of_pid_.erase(pid); }
 
   struct ServiceProfile {
@@ -47,6 +56,7 @@ class PushInterval {
 
  private:
   uint32_t service_index(pid_t pid);
+  uint32_t add_service(const std::string& name);
 
   struct Counts {
     std::vector<uint64_t> samples, periods;  // per event
@@ -56,7 +66,11 @@ class PushInterval {
   std::string fixed_service_;
   std::vector<std::string> services_;
   std::unordered_map<std::string, uint32_t> service_ids_;
-  std::unordered_map<pid_t, uint32_t> service_of_pid_;  // live processes (forget())
+  struct ProcessService {
+    uint32_t service = 0;
+    bool from_cgroup = false;  // a systemd unit's, which exec does not change
+  };
+  std::unordered_map<pid_t, ProcessService> service_of_pid_;  // live processes (forget())
   std::vector<Stacks> stacks_;                          // per service, emptied by take()
   std::vector<uint64_t> key_;
   uint64_t samples_ = 0;

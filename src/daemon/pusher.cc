@@ -114,7 +114,10 @@ void Pusher::enforce_bound() {
   std::error_code ec;
   // Oldest first; the newest file always stays (a bound smaller than one interval still
   // lets the daemon push).
+  // The file being sent stays too: dropping it would count its samples as dropped when the
+  // store is taking them.
   for (size_t i = 0; i + 1 < files.size() && stats_.spooled_bytes > options_.spool_max_bytes; ++i) {
+    if (files[i] == in_flight_) continue;
     const uint64_t size = fs::file_size(files[i], ec);
     if (ec || !fs::remove(files[i], ec)) continue;
     stats_.spooled_bytes -= std::min(stats_.spooled_bytes, size);
@@ -145,14 +148,16 @@ void Pusher::run() {
       continue;
     }
     const std::string path = files.front();
+    in_flight_ = path;
     lock.unlock();
     bool ok = false;
     const std::string message = read_whole(path, ok);
     PushOutcome outcome;
     if (ok) outcome = transport_.post(message);
     lock.lock();
+    in_flight_.clear();
     std::error_code ec;
-    if (!ok) {  // the bound dropped it meanwhile, or it cannot be read: nothing to retry
+    if (!ok) {  // it cannot be read: nothing to retry
       if (fs::exists(path, ec)) {
         log_("push: cannot read " + path + "; dropped");
         fs::remove(path, ec);
@@ -178,7 +183,6 @@ void Pusher::run() {
       stats_.refused++;
       log_(fmt::format("push refused, {} samples dropped: {}", spooled_samples(path), outcome.message));
     }
-    // The bound may have removed it while it was being sent: counted once either way.
     if (fs::remove(path, ec)) {
       stats_.spooled_files--;
       stats_.spooled_bytes -= std::min<uint64_t>(stats_.spooled_bytes, message.size());

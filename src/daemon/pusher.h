@@ -68,6 +68,7 @@ class Pusher {
   std::condition_variable wake_;
   bool stopping_ = false;
   uint64_t next_sequence_ = 0;
+  std::string in_flight_;  // the file the worker is sending: the bound leaves it alone
   PushStats stats_;
   std::thread worker_;
 };

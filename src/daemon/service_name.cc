@@ -40,12 +40,17 @@ std::string service_from_cgroup(std::string_view text) {
   return found;
 }
 
-std::string service_of_process(pid_t pid) {
-  const std::string dir = "/proc/" + std::to_string(pid);
-  std::ifstream cgroup(dir + "/cgroup");
+std::string service_of_process(pid_t pid, bool* from_cgroup) {
+  std::ifstream cgroup("/proc/" + std::to_string(pid) + "/cgroup");
   std::stringstream text;
   text << cgroup.rdbuf();
-  if (std::string service = service_from_cgroup(text.str()); !service.empty()) return service;
+  std::string service = service_from_cgroup(text.str());
+  if (from_cgroup != nullptr) *from_cgroup = !service.empty();
+  return !service.empty() ? service : service_of_executable(pid);
+}
+
+std::string service_of_executable(pid_t pid) {
+  const std::string dir = "/proc/" + std::to_string(pid);
   char target[PATH_MAX];
   const ssize_t n = ::readlink((dir + "/exe").c_str(), target, sizeof target - 1);
   if (n > 0) {

@@ -16,7 +16,12 @@ std::string service_from_cgroup(std::string_view cgroup_text);
 
 // service_from_cgroup of the process, else the name of its executable (/proc/PID/exe's
 // base name), else "kernel" for a kernel thread, else "unknown" (the process is gone).
-std::string service_of_process(pid_t pid);
+// `from_cgroup`, when given, says whether the name is a cgroup's.
+std::string service_of_process(pid_t pid, bool* from_cgroup = nullptr);
+
+// The same without reading the cgroup (the caller knows it names no service): the
+// executable's name, "kernel" or "unknown".
+std::string service_of_executable(pid_t pid);
 
 // gethostname(2), or "localhost".
 std::string host_name();

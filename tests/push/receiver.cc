@@ -26,7 +26,8 @@ Receiver::Receiver(const std::string& out, const ReceiverOptions& options)
                                    "--format", options.otlp ? "otlp" : "pyroscope",
                                    "--out", out, "--port-file", port_file,
                                    "--port", std::to_string(options.port),
-                                   "--status", std::to_string(options.status)};
+                                   "--status", std::to_string(options.status),
+                                   "--delay", std::to_string(options.delay_seconds)};
   if (tls_) {
     argv.insert(argv.end(), {"--tls-cert", options.tls_cert, "--tls-key", options.tls_key});
   }

@@ -18,6 +18,7 @@ struct ReceiverOptions {
   int port = 0;     // 0: a free one
   int status = 200; // every answer's HTTP status
   bool otlp = false; // an OTLP/HTTP profiles endpoint (proto/otlp), not Pyroscope's push API
+  double delay_seconds = 0;  // before each answer, after appending to OUT/receiving
   std::string tls_cert{}, tls_key{};
 };
 

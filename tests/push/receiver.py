@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 from google.protobuf import descriptor_pb2, message_factory
 
@@ -189,6 +190,8 @@ def main():
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--port-file", required=True)
     parser.add_argument("--status", type=int, default=200)
+    # Seconds to wait before answering, after writing OUT/receiving: a request in flight.
+    parser.add_argument("--delay", type=float, default=0)
     parser.add_argument("--tls-cert")
     parser.add_argument("--tls-key")
     parser.add_argument("--format", choices=["pyroscope", "otlp"], default="pyroscope")
@@ -227,6 +230,10 @@ def main():
 
         def do_POST(self):
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            if args.delay:
+                with lock, open(os.path.join(args.out, "receiving"), "a") as f:
+                    f.write("%d\n" % len(body))
+                time.sleep(args.delay)
             if self.path != api_path:
                 return self.refuse("unexpected path " + self.path)
             if self.headers.get("Content-Type") != content_type:

@@ -17,14 +17,12 @@
 #include "collect/process_maps.h"
 #include "collect/sample_stack.h"
 #include "collect/sampler.h"
-#include "cli/daemon_off_cpu.h"
+#include "daemon/off_cpu_spans.h"
 #include "store/aggregate.h"
 
 namespace tally::daemon {
-class PushInterval;
-}
 
-namespace tally::cli {
+class PushInterval;
 
 struct CollectorStats {
   uint64_t samples = 0;
@@ -35,10 +33,10 @@ struct CollectorStats {
   uint64_t lost = 0;             // records the kernel dropped (full ring)
 };
 
-class DaemonCollector : public collect::SampleConsumer {
+class Collector : public collect::SampleConsumer {
  public:
-  DaemonCollector(store::Aggregate& aggregate, collect::CallGraphMode call_graph);
-  ~DaemonCollector() override;
+  Collector(store::Aggregate& aggregate, collect::CallGraphMode call_graph);
+  ~Collector() override;
 
   void on_sample(const collect::SampleRecord& sample) override;
   void on_mmap(const collect::MmapRecord& mmap) override;
@@ -57,9 +55,9 @@ class DaemonCollector : public collect::SampleConsumer {
   size_t processes() const { return processes_.size(); }
   const CollectorStats& stats() const { return stats_; }
   // Every sample also goes to `push` (tally daemon --push), with its process id.
-  void also_push_to(daemon::PushInterval* push) { push_ = push; }
+  void also_push_to(PushInterval* push) { push_ = push; }
   // tally daemon --off-cpu: samples of `event` (context-switches) are switch-outs, and the
-  // time until the switch-in is added to that event (daemon_off_cpu.h).
+  // time until the switch-in is added to that event (off_cpu_spans.h).
   void count_off_cpu(size_t event) { off_cpu_.emplace(event); }
 
  private:
@@ -68,8 +66,8 @@ class DaemonCollector : public collect::SampleConsumer {
   store::Frame kernel_frame(uint64_t address);
 
   store::Aggregate& aggregate_;
-  daemon::PushInterval* push_ = nullptr;
-  std::optional<DaemonOffCpu> off_cpu_;
+  PushInterval* push_ = nullptr;
+  std::optional<OffCpuSpans> off_cpu_;
   collect::SampleStack sample_stack_;
   collect::ProcessTable processes_;
   std::unordered_map<std::string, uint32_t> images_;  // by mapping identity
@@ -81,4 +79,4 @@ class DaemonCollector : public collect::SampleConsumer {
   std::vector<store::Frame> frames_;  // scratch, reused across samples
 };
 
-}  // namespace tally::cli
+}  // namespace tally::daemon

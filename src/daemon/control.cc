@@ -1,4 +1,4 @@
-#include "cli/daemon_control.h"
+#include "daemon/control.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -13,7 +13,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace tally::cli {
+namespace tally::daemon {
 
 namespace {
 
@@ -171,4 +171,4 @@ core::Expected<std::string> send_control(const std::string& db_dir, const std::s
   return core::Error{path + ": unexpected answer '" + answer + "'", core::ErrorKind::io};
 }
 
-}  // namespace tally::cli
+}  // namespace tally::daemon

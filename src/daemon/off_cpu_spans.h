@@ -19,11 +19,11 @@
 #include "collect/perf_records.h"
 #include "store/aggregate.h"
 
-namespace tally::cli {
+namespace tally::daemon {
 
-class DaemonOffCpu {
+class OffCpuSpans {
  public:
-  explicit DaemonOffCpu(size_t event) : event_(event) {}
+  explicit OffCpuSpans(size_t event) : event_(event) {}
   size_t event() const { return event_; }
 
   // The switch-out sample of `tid`, its frames as the collector attributed them.
@@ -58,4 +58,4 @@ class DaemonOffCpu {
   std::vector<std::pair<uint32_t, uint64_t>> exited_;  // tid, exit time
 };
 
-}  // namespace tally::cli
+}  // namespace tally::daemon

@@ -1,14 +1,14 @@
 // tally daemon --off-cpu's pairing of switch-out samples with SWITCH records
-// (src/cli/daemon_off_cpu.h): the nanoseconds from switch-out to switch-in go to the stack
+// (src/daemon/off_cpu_spans.h): the nanoseconds from switch-out to switch-in go to the stack
 // of the switch-out sample, in samples of 1 ms with the thread's remainder carried; nothing for a thread that exited, for the idle task, or for a
 // switch-out whose sample was lost; a tid used again starts afresh.
-#include "cli/daemon_off_cpu.h"
+#include "daemon/off_cpu_spans.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-namespace tally::cli {
+namespace tally::daemon {
 namespace {
 
 collect::SwitchRecord switch_record(uint32_t tid, uint64_t time, bool out) {
@@ -22,8 +22,8 @@ collect::SwitchRecord switch_record(uint32_t tid, uint64_t time, bool out) {
 
 const std::vector<store::Frame> kStack{{1, 0x10}, {2, 0x20}};
 
-TEST(DaemonOffCpu, SpanGoesToTheSwitchOutSamplesStack) {
-  DaemonOffCpu off(3);
+TEST(OffCpuSpans, SpanGoesToTheSwitchOutSamplesStack) {
+  OffCpuSpans off(3);
   EXPECT_EQ(off.event(), 3u);
   off.switch_sample(5, kStack);
   EXPECT_FALSE(off.switch_record(switch_record(5, 1000, true)));
@@ -47,8 +47,8 @@ TEST(DaemonOffCpu, SpanGoesToTheSwitchOutSamplesStack) {
   EXPECT_EQ(std::vector<store::Frame>(next->frames.begin(), next->frames.end()), other);
 }
 
-TEST(DaemonOffCpu, ExitedThreadsAndTheIdleTaskCountNothing) {
-  DaemonOffCpu off(1);
+TEST(OffCpuSpans, ExitedThreadsAndTheIdleTaskCountNothing) {
+  OffCpuSpans off(1);
   off.switch_sample(0, kStack);
   off.switch_record(switch_record(0, 1000, true));
   EXPECT_FALSE(off.switch_record(switch_record(0, 2000, false)));
@@ -65,8 +65,8 @@ TEST(DaemonOffCpu, ExitedThreadsAndTheIdleTaskCountNothing) {
   EXPECT_EQ(off.threads(), 0u);
 }
 
-TEST(DaemonOffCpu, ATidUsedAgainStartsAfresh) {
-  DaemonOffCpu off(1);
+TEST(OffCpuSpans, ATidUsedAgainStartsAfresh) {
+  OffCpuSpans off(1);
   off.thread_exit(7, 1000);
   off.thread_started(7);
   off.switch_sample(7, kStack);
@@ -81,4 +81,4 @@ TEST(DaemonOffCpu, ATidUsedAgainStartsAfresh) {
 }
 
 }  // namespace
-}  // namespace tally::cli
+}  // namespace tally::daemon

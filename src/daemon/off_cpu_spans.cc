@@ -1,10 +1,10 @@
-#include "cli/daemon_off_cpu.h"
+#include "daemon/off_cpu_spans.h"
 
 #include <algorithm>
 
-namespace tally::cli {
+namespace tally::daemon {
 
-void DaemonOffCpu::switch_sample(uint32_t tid, std::span<const store::Frame> frames) {
+void OffCpuSpans::switch_sample(uint32_t tid, std::span<const store::Frame> frames) {
   if (tid == 0) return;  // the idle task
   Thread& t = threads_[tid];
   if (t.exited) return;
@@ -13,7 +13,7 @@ void DaemonOffCpu::switch_sample(uint32_t tid, std::span<const store::Frame> fra
   t.off = false;
 }
 
-std::optional<DaemonOffCpu::Span> DaemonOffCpu::switch_record(const collect::SwitchRecord& record) {
+std::optional<OffCpuSpans::Span> OffCpuSpans::switch_record(const collect::SwitchRecord& record) {
   const uint32_t tid = record.origin.tid;
   if (tid == 0) return std::nullopt;  // the idle task
   auto it = threads_.find(tid);
@@ -35,14 +35,14 @@ std::optional<DaemonOffCpu::Span> DaemonOffCpu::switch_record(const collect::Swi
   return Span{t.frames, ns, total / kSampleNs};
 }
 
-void DaemonOffCpu::thread_exit(uint32_t tid, uint64_t time) {
+void OffCpuSpans::thread_exit(uint32_t tid, uint64_t time) {
   Thread& t = threads_[tid];
   t.exited = true;
   t.sampled = t.off = false;
   exited_.emplace_back(tid, time);
 }
 
-void DaemonOffCpu::forget_exited(uint64_t now_ns, uint64_t grace_ns) {
+void OffCpuSpans::forget_exited(uint64_t now_ns, uint64_t grace_ns) {
   std::erase_if(exited_, [&](const auto& e) {
     if (e.second + grace_ns > now_ns) return false;
     // A tid used again since has a live entry: keep it.
@@ -51,4 +51,4 @@ void DaemonOffCpu::forget_exited(uint64_t now_ns, uint64_t grace_ns) {
   });
 }
 
-}  // namespace tally::cli
+}  // namespace tally::daemon

@@ -11,7 +11,7 @@
 
 #include "core/error.h"
 
-namespace tally::cli {
+namespace tally::daemon {
 
 std::string control_socket_path(const std::string& db_dir);
 
@@ -50,4 +50,4 @@ class ControlServer {
 core::Expected<std::string> send_control(const std::string& db_dir, const std::string& command,
                                          int timeout_ms);
 
-}  // namespace tally::cli
+}  // namespace tally::daemon

@@ -1,4 +1,4 @@
-#include "cli/daemon_collector.h"
+#include "daemon/collector.h"
 
 #include <sys/stat.h>
 
@@ -14,7 +14,7 @@
 #include "store/image_id.h"
 #include "symbolize/elf_image.h"
 
-namespace tally::cli {
+namespace tally::daemon {
 
 namespace {
 
@@ -47,12 +47,12 @@ void read_file_identity(pid_t pid, const collect::ImageMapping& m, store::ImageK
 
 }  // namespace
 
-DaemonCollector::DaemonCollector(store::Aggregate& aggregate, collect::CallGraphMode call_graph)
+Collector::Collector(store::Aggregate& aggregate, collect::CallGraphMode call_graph)
     : aggregate_(aggregate), sample_stack_(call_graph) {}
 
-DaemonCollector::~DaemonCollector() = default;
+Collector::~Collector() = default;
 
-uint32_t DaemonCollector::image_of(pid_t pid, const collect::ImageMapping& m) {
+uint32_t Collector::image_of(pid_t pid, const collect::ImageMapping& m) {
   std::string identity = fmt::format("{}\n{}\n{}:{}:{}", m.path, m.build_id, m.dev_major,
                                      m.dev_minor, m.inode);
   auto it = images_.find(identity);
@@ -69,7 +69,7 @@ uint32_t DaemonCollector::image_of(pid_t pid, const collect::ImageMapping& m) {
   return image;
 }
 
-store::Frame DaemonCollector::kernel_frame(uint64_t address) {
+store::Frame Collector::kernel_frame(uint64_t address) {
   if (kernel_image_ < 0) {
     if (kernel_start_ == 0) kernel_start_ = collect::kernel_text_start();
     if (kernel_start_ == 0) kernel_start_ = kKernelTextFallback;
@@ -82,7 +82,7 @@ store::Frame DaemonCollector::kernel_frame(uint64_t address) {
   return {image, static_cast<uint32_t>(address - kernel_start_)};
 }
 
-store::Frame DaemonCollector::user_frame(pid_t pid, uint64_t address) {
+store::Frame Collector::user_frame(pid_t pid, uint64_t address) {
   const collect::AddressSpace* space = processes_.find(pid);
   const collect::ImageMapping* m = space ? space->find(address) : nullptr;
   if (m == nullptr) {
@@ -97,7 +97,7 @@ store::Frame DaemonCollector::user_frame(pid_t pid, uint64_t address) {
   return {image_of(pid, *m), offset >= UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(offset)};
 }
 
-void DaemonCollector::on_sample(const collect::SampleRecord& sample) {
+void Collector::on_sample(const collect::SampleRecord& sample) {
   ++stats_.samples;
   const auto pid = static_cast<pid_t>(sample.origin.pid);
   if (sample.in_kernel()) ++stats_.kernel_samples;
@@ -128,7 +128,7 @@ void DaemonCollector::on_sample(const collect::SampleRecord& sample) {
   if (push_ != nullptr) push_->add(pid, sample.event, frames_, sample.period);
 }
 
-void DaemonCollector::on_mmap(const collect::MmapRecord& m) {
+void Collector::on_mmap(const collect::MmapRecord& m) {
   // The service is looked up now, while the process is alive: its samples may be read
   // after it has exited and /proc no longer knows it.
   if (push_ != nullptr) push_->note_process(static_cast<pid_t>(m.pid));
@@ -136,41 +136,42 @@ void DaemonCollector::on_mmap(const collect::MmapRecord& m) {
     processes_.process(static_cast<pid_t>(m.pid)).add(*mapping);
 }
 
-void DaemonCollector::on_comm(const collect::CommRecord& c) {
+void Collector::on_comm(const collect::CommRecord& c) {
   if (!c.exec) return;
   processes_.exec(static_cast<pid_t>(c.pid));
-  if (push_ != nullptr) push_->forget(static_cast<pid_t>(c.pid));
+  if (push_ != nullptr) push_->note_exec(static_cast<pid_t>(c.pid), c.comm);
   sample_stack_.forget(static_cast<pid_t>(c.pid));
 }
 
-void DaemonCollector::on_fork(const collect::TaskRecord& f) {
+void Collector::on_fork(const collect::TaskRecord& f) {
   if (off_cpu_) off_cpu_->thread_started(f.tid);
   if (f.pid == f.ppid) return;  // a new thread shares its process's maps
   const auto child = static_cast<pid_t>(f.pid);
   // A pid used again: the old process's pending removal must not take the new one.
   std::erase_if(exited_, [&](const auto& e) { return e.first == child; });
   processes_.fork(static_cast<pid_t>(f.ppid), child);
+  if (push_ != nullptr) push_->note_fork(static_cast<pid_t>(f.ppid), child);
 }
 
-void DaemonCollector::on_exit(const collect::TaskRecord& e) {
+void Collector::on_exit(const collect::TaskRecord& e) {
   if (off_cpu_) off_cpu_->thread_exit(e.tid, e.time != 0 ? e.time : e.origin.time);
   if (e.pid != e.tid) return;
   exited_.emplace_back(static_cast<pid_t>(e.pid), e.time != 0 ? e.time : e.origin.time);
   sample_stack_.forget(static_cast<pid_t>(e.pid));
 }
 
-void DaemonCollector::on_lost(const collect::LostRecord& lost) { stats_.lost += lost.lost; }
+void Collector::on_lost(const collect::LostRecord& lost) { stats_.lost += lost.lost; }
 
-void DaemonCollector::on_switch(const collect::SwitchRecord& record) {
+void Collector::on_switch(const collect::SwitchRecord& record) {
   if (!off_cpu_) return;
   if (auto span = off_cpu_->switch_record(record)) {
-    aggregate_.add_sample(off_cpu_->event(), span->frames, DaemonOffCpu::kSampleNs, span->samples);
+    aggregate_.add_sample(off_cpu_->event(), span->frames, OffCpuSpans::kSampleNs, span->samples);
     if (push_ != nullptr)
       push_->add(static_cast<pid_t>(record.origin.pid), off_cpu_->event(), span->frames, span->nanoseconds);
   }
 }
 
-void DaemonCollector::forget_exited(uint64_t now_ns, uint64_t grace_ns) {
+void Collector::forget_exited(uint64_t now_ns, uint64_t grace_ns) {
   if (off_cpu_) off_cpu_->forget_exited(now_ns, grace_ns);
   std::erase_if(exited_, [&](const auto& e) {
     if (e.second + grace_ns > now_ns) return false;
@@ -180,4 +181,4 @@ void DaemonCollector::forget_exited(uint64_t now_ns, uint64_t grace_ns) {
   });
 }
 
-}  // namespace tally::cli
+}  // namespace tally::daemon

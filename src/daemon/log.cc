@@ -1,4 +1,4 @@
-#include "cli/daemon_log.h"
+#include "daemon/log.h"
 
 #include <fmt/format.h>
 
@@ -6,22 +6,22 @@
 #include <cstring>
 #include <ctime>
 
-namespace tally::cli {
+namespace tally::daemon {
 
-core::Expected<DaemonLog> DaemonLog::open(const std::string& path) {
-  if (path.empty() || path == "-") return DaemonLog(stderr);
+core::Expected<Log> Log::open(const std::string& path) {
+  if (path.empty() || path == "-") return Log(stderr);
   std::FILE* f = std::fopen(path.c_str(), "ae");
   if (!f)
     return core::Error{fmt::format("{}: cannot open the log: {}", path, std::strerror(errno)),
                        core::ErrorKind::io};
-  return DaemonLog(f);
+  return Log(f);
 }
 
-DaemonLog::~DaemonLog() {
+Log::~Log() {
   if (file_ && file_ != stderr) std::fclose(file_);
 }
 
-void DaemonLog::line(const std::string& text) {
+void Log::line(const std::string& text) {
   const std::time_t now = std::time(nullptr);
   std::tm utc{};
   gmtime_r(&now, &utc);
@@ -31,4 +31,4 @@ void DaemonLog::line(const std::string& text) {
   std::fflush(file_);
 }
 
-}  // namespace tally::cli
+}  // namespace tally::daemon
