@@ -458,6 +458,22 @@ class Timeline(unittest.TestCase):
         status, _, body = self.served.request("/api/top?time_range=0:1&time_range=1:2")
         self.assertEqual(status, 400)
 
+    def test_cli_time_range(self):
+        def tally(*args):
+            return subprocess.run([TALLY, *args], capture_output=True, text=True)
+        # Every report takes it: traces lists only the samples in the range.
+        done = tally("traces", "--symbolize=none", "--time-range", "0.32:0.34", self.profile)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("burn_again", done.stdout)
+        self.assertNotIn("nanosleep", done.stdout)
+        for value, message in {"0.4:0.2": "START must be before END", "1": "START:END"}.items():
+            done = tally("top", "--time-range", value, self.profile)
+            self.assertNotEqual(done.returncode, 0)
+            self.assertIn(message, done.stderr)
+        done = tally("top", "--time-range", "0:1", fixture("gperf", "split.pb.gz"))
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("no timestamps", done.stderr)
+
     def test_profile_without_timestamps(self):
         with Served("--http", "127.0.0.1:0", fixture("gperf", "split.pb.gz")) as s:
             t = s.json("/api/timeline")
