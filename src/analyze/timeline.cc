@@ -1,6 +1,7 @@
 #include "analyze/timeline.h"
 
 #include <algorithm>
+#include <span>
 #include <unordered_map>
 
 #include "analyze/time_filter.h"
@@ -25,15 +26,37 @@ struct ThreadBuild {
   core::StringId comm = 0;
   int64_t first = 0;
   int64_t on_cpu = 0, off_cpu = 0;
-  std::vector<TimelineSpan> raw;
+  // Its spans: ordered[offset, offset + on_spans) on-CPU, then off_spans off-CPU ones.
+  size_t on_spans = 0, off_spans = 0, offset = 0;
 };
 
-// Spans of one state that touch (within `slack`) become one; the spans are sorted by begin.
-std::vector<TimelineSpan> merge_spans(std::vector<TimelineSpan>& raw, int64_t slack) {
-  std::stable_sort(raw.begin(), raw.end(),
-                   [](const TimelineSpan& a, const TimelineSpan& b) { return a.begin < b.begin; });
+struct RawSpan {
+  uint32_t thread = 0;  // index into the ThreadBuilds
+  TimelineSpan span;
+};
+
+bool span_before(const TimelineSpan& a, const TimelineSpan& b) {
+  if (a.begin != b.begin) return a.begin < b.begin;
+  if (a.end != b.end) return a.end < b.end;
+  return a.state < b.state;
+}
+
+void sort_spans(std::span<TimelineSpan> spans) {
+  if (!std::is_sorted(spans.begin(), spans.end(), span_before)) std::sort(spans.begin(), spans.end(), span_before);
+}
+
+// A thread's spans in time order, those of one state that touch (within `slack`) made one.
+// A recording adds a thread's on-CPU samples in time order, and its off-CPU spans (which
+// never overlap) too, but the two interleaved by batches: each kind is sorted apart (a
+// check when it is already), then the two merged as they are read.
+std::vector<TimelineSpan> merge_spans(std::span<TimelineSpan> on, std::span<TimelineSpan> off, int64_t slack) {
+  sort_spans(on);
+  sort_spans(off);
   std::vector<TimelineSpan> out;
-  for (const TimelineSpan& span : raw) {
+  size_t i = 0, j = 0;
+  while (i < on.size() || j < off.size()) {
+    const bool take_on = j == off.size() || (i < on.size() && span_before(on[i], off[j]));
+    const TimelineSpan& span = take_on ? on[i++] : off[j++];
     if (!out.empty() && out.back().state == span.state && span.begin <= out.back().end + slack) {
       out.back().end = std::max(out.back().end, span.end);
       continue;
@@ -89,8 +112,10 @@ core::Expected<Timeline> compute_timeline(const core::Profile& p, const Timeline
                              reason_key = key_ids(p, "reason");
   const int off_value = p.sample_type_index("off-cpu"), cpu_value = p.sample_type_index("cpu");
   std::unordered_map<core::StringId, uint32_t> state_of_reason;  // reason string -> state
-  std::unordered_map<int64_t, size_t> thread_index;
+  std::unordered_map<int64_t, uint32_t> thread_index;
   std::vector<ThreadBuild> threads;
+  std::vector<RawSpan> raw;  // one array for all threads: no regrowth per thread
+  raw.reserve(p.sample_count());
   for (size_t s = 0; s < p.sample_count(); ++s) {
     const SampleTimes::Span span = times.span(s);
     if (!span.known || !filter->keeps(s, p.stack(s))) continue;
@@ -101,7 +126,7 @@ core::Expected<Timeline> compute_timeline(const core::Profile& p, const Timeline
       else if (label.str != 0 && is_key(comm_key, label.key)) comm = label.str;
       else if (label.str != 0 && is_key(reason_key, label.key)) reason = label.str;
     }
-    auto [it, added] = thread_index.try_emplace(tid, threads.size());
+    auto [it, added] = thread_index.try_emplace(tid, static_cast<uint32_t>(threads.size()));
     if (added) {
       threads.emplace_back();
       threads.back().tid = tid;
@@ -120,8 +145,24 @@ core::Expected<Timeline> compute_timeline(const core::Profile& p, const Timeline
     } else if (cpu_value >= 0) {
       thread.on_cpu += values[cpu_value];
     }
-    thread.raw.push_back({span.begin, span.end, state});
+    ++(state == 0 ? thread.on_spans : thread.off_spans);
+    raw.push_back({it->second, {span.begin, span.end, state}});
     timeline.end = std::max(timeline.end, span.end);
+  }
+  // Each thread's on-CPU spans together, then its off-CPU ones, each in sample order (a
+  // counting sort).
+  std::vector<TimelineSpan> ordered(raw.size());
+  {
+    std::vector<size_t> next(2 * threads.size());
+    size_t offset = 0;
+    for (size_t t = 0; t < threads.size(); ++t) {
+      threads[t].offset = offset;
+      next[2 * t] = offset;
+      next[2 * t + 1] = offset + threads[t].on_spans;
+      offset += threads[t].on_spans + threads[t].off_spans;
+    }
+    for (const RawSpan& r : raw) ordered[next[2 * r.thread + (r.span.state != 0)]++] = r.span;
+    std::vector<RawSpan>().swap(raw);
   }
 
   // The threads with the most time, shown by first sample.
@@ -146,8 +187,8 @@ core::Expected<Timeline> compute_timeline(const core::Profile& p, const Timeline
     thread.name = build.comm != 0 ? std::string(p.str(build.comm)) : "";
     thread.on_cpu = build.on_cpu;
     thread.off_cpu = build.off_cpu;
-    thread.spans = merge_spans(build.raw, slack);
-    std::vector<TimelineSpan>().swap(build.raw);
+    const std::span<TimelineSpan> spans = std::span<TimelineSpan>(ordered).subspan(build.offset);
+    thread.spans = merge_spans(spans.first(build.on_spans), spans.subspan(build.on_spans, build.off_spans), slack);
     if (thread.spans.size() > options.max_spans_per_thread) {
       thread.coarsened = true;
       thread.spans = coarsen(thread.spans, timeline.end, std::max<size_t>(1, options.max_spans_per_thread),

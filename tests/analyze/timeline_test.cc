@@ -104,6 +104,31 @@ TEST(Timeline, AdjacentSamplesBecomeSpansPerThreadInTimeOrder) {
   EXPECT_EQ(worker.spans[1].end, 300 * kMs);
 }
 
+TEST(Timeline, SamplesOutOfTimeOrderGiveTheSameSpans) {
+  // two_threads' samples added latest first.
+  ProfileMaker m;
+  for (int64_t t = 300; t >= 260; t -= 10) m.on(101, "worker", t, "work");
+  for (int64_t t = 400; t >= 310; t -= 10) m.on(100, "main", t, "burn_again");
+  m.off(101, "worker", 0, 250, "futex_wait", "futex");
+  m.off(100, "main", 100, 200, "nanosleep", "sleep");
+  for (int64_t t = 100; t >= 10; t -= 10) m.on(100, "main", t, "burn");
+  auto shuffled = compute_timeline(m.p, {});
+  auto ordered = compute_timeline(two_threads(), {});
+  ASSERT_TRUE(shuffled && ordered);
+  ASSERT_EQ(shuffled->threads.size(), 2u);
+  for (size_t t = 0; t < 2; ++t) {
+    const TimelineThread& a = shuffled->threads[t];
+    const TimelineThread& b = ordered->threads[t];
+    EXPECT_EQ(a.tid, b.tid);
+    ASSERT_EQ(a.spans.size(), b.spans.size()) << a.tid;
+    for (size_t i = 0; i < a.spans.size(); ++i) {
+      EXPECT_EQ(a.spans[i].begin, b.spans[i].begin);
+      EXPECT_EQ(a.spans[i].end, b.spans[i].end);
+      EXPECT_EQ(state_name(*shuffled, a.spans[i].state), state_name(*ordered, b.spans[i].state));
+    }
+  }
+}
+
 TEST(Timeline, FiltersOtherThanTimeChooseTheSamplesDrawn) {
   TimelineOptions options;
   options.filters.labels.focus = {"comm=worker"};

@@ -172,6 +172,7 @@
     drawn.base = base;
     drawn.width = width;
     overlay(selection());
+    performance.mark("tally:timeline:drawn");  // for the benchmarks, as app.js marks the views
   }
 
   // The base image with everything outside [from, to] (ns) shaded.
