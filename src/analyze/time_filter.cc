@@ -65,12 +65,17 @@ SampleTimes::Span SampleTimes::span(size_t sample) const {
     break;
   }
   if (!out.known) return out;
+  // Times and lengths within [0, 2^61] ns (73 years), so that no sum of two overflows
+  // whatever a file holds.
+  static constexpr int64_t kMaxTime = int64_t{1} << 61;
+  const auto bounded = [](int64_t v) { return std::clamp<int64_t>(v, 0, kMaxTime); };
+  out.begin = out.end = bounded(out.begin);
   const std::span<const int64_t> values = profile_.values(sample);
   if (off_cpu_ >= 0 && values[off_cpu_] > 0) {
     out.off_cpu = true;
-    out.end = out.begin + values[off_cpu_];
+    out.end = out.begin + bounded(values[off_cpu_]);
   } else if (cpu_ >= 0 && values[cpu_] > 0) {
-    out.begin = std::max<int64_t>(0, out.end - values[cpu_]);
+    out.begin = std::max<int64_t>(0, out.end - bounded(values[cpu_]));
   }
   return out;
 }

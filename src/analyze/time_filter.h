@@ -38,7 +38,7 @@ class SampleTimes {
   struct Span {
     bool known = false;  // the sample has a timestamp
     bool off_cpu = false;
-    int64_t begin = 0, end = 0;
+    int64_t begin = 0, end = 0;  // ns, within [0, 2^62]
   };
   Span span(size_t sample) const;
 

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "analyze/time_filter.h"
+#include "core/checked_math.h"
 
 namespace tally::analyze {
 
@@ -70,7 +71,8 @@ std::vector<TimelineSpan> merge_spans(std::span<TimelineSpan> on, std::span<Time
 // then runs of one state joined: at most `slots` spans.
 std::vector<TimelineSpan> coarsen(const std::vector<TimelineSpan>& spans, int64_t end,
                                   size_t slots, size_t states, int64_t& slot_width) {
-  slot_width = std::max<int64_t>(1, (end + static_cast<int64_t>(slots) - 1) / static_cast<int64_t>(slots));
+  slot_width = end / static_cast<int64_t>(slots) + (end % static_cast<int64_t>(slots) != 0 ? 1 : 0);
+  slot_width = std::max<int64_t>(1, slot_width);
   std::vector<int64_t> cover(slots * states, 0);
   for (const TimelineSpan& span : spans) {
     const int64_t first = std::max<int64_t>(0, span.begin) / slot_width;
@@ -141,9 +143,9 @@ core::Expected<Timeline> compute_timeline(const core::Profile& p, const Timeline
       auto [r, new_reason] = state_of_reason.try_emplace(reason, static_cast<uint32_t>(timeline.reasons.size() + 1));
       if (new_reason) timeline.reasons.emplace_back(reason != 0 ? p.str(reason) : "off-cpu");
       state = r->second;
-      thread.off_cpu += values[off_value];
+      thread.off_cpu = core::add_saturating(thread.off_cpu, values[off_value]);
     } else if (cpu_value >= 0) {
-      thread.on_cpu += values[cpu_value];
+      thread.on_cpu = core::add_saturating(thread.on_cpu, values[cpu_value]);
     }
     ++(state == 0 ? thread.on_spans : thread.off_spans);
     raw.push_back({it->second, {span.begin, span.end, state}});
@@ -168,7 +170,7 @@ core::Expected<Timeline> compute_timeline(const core::Profile& p, const Timeline
   // The threads with the most time, shown by first sample.
   if (threads.size() > options.max_threads) {
     std::stable_sort(threads.begin(), threads.end(), [](const ThreadBuild& a, const ThreadBuild& b) {
-      return a.on_cpu + a.off_cpu > b.on_cpu + b.off_cpu;
+      return core::add_saturating(a.on_cpu, a.off_cpu) > core::add_saturating(b.on_cpu, b.off_cpu);
     });
     timeline.threads_omitted = threads.size() - options.max_threads;
     threads.resize(options.max_threads);

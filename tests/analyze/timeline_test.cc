@@ -3,6 +3,7 @@
 // period and off-CPU samples at the start of their wait, as tally record --off-cpu stamps them.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -36,13 +37,6 @@ class ProfileMaker {
   }
   core::Profile p;
 
- private:
-  core::LocationId location(const std::string& name) {
-    for (core::LocationId id = 1; id <= p.locations.size(); ++id)
-      if (p.str(p.function(p.location(id).lines[0].function).name) == name) return id;
-    const auto f = p.add_function({.name = p.intern(name)});
-    return p.add_location({.address = p.locations.size() + 1, .lines = {{.function = f}}});
-  }
   void add(int64_t tid, const std::string& comm, int64_t time, const std::string& leaf,
            std::vector<int64_t> values, const std::string& reason) {
     const core::LocationId stack[] = {location(leaf), location("main")};
@@ -51,6 +45,14 @@ class ProfileMaker {
     if (!reason.empty()) labels.push_back({.key = p.intern("reason"), .str = p.intern(reason)});
     if (timestamps_) labels.push_back({.key = p.intern("timestamp"), .num = time, .num_unit = p.intern("nanoseconds")});
     p.add_sample(stack, values, labels);
+  }
+
+ private:
+  core::LocationId location(const std::string& name) {
+    for (core::LocationId id = 1; id <= p.locations.size(); ++id)
+      if (p.str(p.function(p.location(id).lines[0].function).name) == name) return id;
+    const auto f = p.add_function({.name = p.intern(name)});
+    return p.add_location({.address = p.locations.size() + 1, .lines = {{.function = f}}});
   }
   bool timestamps_;
 };
@@ -172,6 +174,34 @@ TEST(Timeline, TooManySpansAreCoarsenedIntoSlotsOfTheirMainState) {
   // The totals stay exact.
   EXPECT_EQ(busy.on_cpu, 200 * kMs);
   EXPECT_EQ(busy.off_cpu, 200 * kMs);
+}
+
+TEST(Timeline, ExtremeTimesAndValuesFromAFileStayBounded) {
+  // What a crafted file may hold: no overflow (UBSan runs these in CI), spans within bounds.
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  ProfileMaker m;
+  m.add(1, "a", kMax, "f", {1, 0, kMax, kMax}, "sleep");
+  m.add(1, "a", kMin, "g", {1, kMax, 0, kMax}, "");
+  m.add(2, "b", -5, "h", {1, 0, kMax, kMax}, "io");
+  m.add(2, "b", 7, "h", {1, kMax, 0, kMax}, "");
+  TimelineOptions options;
+  options.max_spans_per_thread = 1;
+  auto t = compute_timeline(m.p, options);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->end, int64_t{1} << 62);
+  for (const TimelineThread& thread : t->threads)
+    for (const TimelineSpan& span : thread.spans) {
+      EXPECT_GE(span.begin, 0);
+      EXPECT_LE(span.begin, span.end);
+      EXPECT_LE(span.end, int64_t{1} << 62);
+    }
+  // The filter's verdicts: b's on-CPU sample (stamped at 7 ns, 2^61 ns long) begins at 0.
+  auto filter = SampleTimeFilter::create(m.p, *parse_time_range("0:0.000000001"));
+  ASSERT_TRUE(filter);
+  EXPECT_FALSE(filter->keeps(0));  // a's wait begins at 2^61
+  EXPECT_TRUE(filter->keeps(1));   // a's negative stamp is 0
+  EXPECT_TRUE(filter->keeps(2));   // so is b's
+  EXPECT_TRUE(filter->keeps(3));
 }
 
 TEST(Timeline, OnlyTheThreadsWithMostTimeAreKept) {
