@@ -29,10 +29,11 @@
   }
   function seconds(ns) { return (ns / 1e9).toFixed(6).replace(/0+$/, "").replace(/\.$/, ""); }
 
-  // The common parameters but time_range: what the timeline's content depends on.
+  // The common parameters but time_range (the timeline always spans the whole recording)
+  // and those that do not change it: what its content depends on.
   function timelineParams() {
     const q = T.commonParams();
-    q.delete("time_range");
+    for (const key of ["time_range", "si", "granularity"]) q.delete(key);
     q.delete("base_epoch");
     q.delete("base_epoch_to");
     return q;
