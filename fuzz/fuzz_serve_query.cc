@@ -50,8 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   static const char* kPaths[] = {"/api/meta",   "/api/top",  "/api/flame", "/api/peek",
                                  "/api/source", "/api/disasm", "/api/diff", "/api/db",
-                                 "/api/nope"};
-  const std::string path = kPaths[data[0] % 9];
+                                 "/api/timeline", "/api/nope"};
+  const std::string path = kPaths[data[0] % 10];
   const std::string raw(reinterpret_cast<const char*>(data + 1), size - 1);
 
   httplib::Params params;
@@ -67,6 +67,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         FUZZ_CHECK(s->size() <= web::kMaxRegexLength, "accepted values are within the cap");
         FUZZ_CHECK(!has_control_byte(*s), "accepted values hold no control bytes");
       }
+      if (query->filters.time.any())
+        FUZZ_CHECK(0 <= query->filters.time.start_ns && query->filters.time.start_ns < query->filters.time.end_ns,
+                   "an accepted time range is ordered");
     } else {
       FUZZ_CHECK(!query.error().message.empty(), "a refusal says why");
     }

@@ -59,6 +59,7 @@ std::vector<std::string> NameFilters::active() const {
   if (!show.empty()) out.push_back("show=" + show);
   for (const std::string& f : labels.focus) out.push_back("tagfocus=" + f);
   for (const std::string& f : labels.ignore) out.push_back("tagignore=" + f);
+  if (time.any()) out.push_back("time_range=" + time.text);
   return out;
 }
 
@@ -75,10 +76,13 @@ core::Expected<LocationFilter> LocationFilter::create(const core::Profile& profi
 
   auto labels = SampleLabelFilter::create(profile, filters.labels);
   if (!labels) return labels.error();
+  auto time = SampleTimeFilter::create(profile, filters.time);
+  if (!time) return time.error();
 
   LocationFilter f;
   f.filters_ = filters;
   f.labels_ = std::move(*labels);
+  f.time_ = std::move(*time);
   f.has_focus_ = focus->has_value();
   const size_t n = profile.locations.size();
   if (!filters.names()) return f;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analyze/label_filter.h"
+#include "analyze/time_filter.h"
 #include "core/error.h"
 #include "core/profile.h"
 
@@ -26,8 +27,10 @@ struct NameFilters {
   std::string focus, ignore, hide, show;
   // Carried here so that every report that filters by name filters by label too.
   LabelFilters labels;
+  // ... and by time (--time-range), parsed.
+  TimeRange time;
   bool names() const { return !focus.empty() || !ignore.empty() || !hide.empty() || !show.empty(); }
-  bool any() const { return names() || labels.any(); }
+  bool any() const { return names() || labels.any() || time.any(); }
   // pprof's "Active filters:" lines ("focus=REGEX", "tagfocus=KEY=VALUE"), in its order.
   std::vector<std::string> active() const;
 };
@@ -38,9 +41,9 @@ class LocationFilter {
   static core::Expected<LocationFilter> create(const core::Profile& profile,
                                                const NameFilters& filters);
 
-  // Focus/ignore on sample `sample` (its labels) and its stack.
+  // Focus/ignore on sample `sample` (its labels and time) and its stack.
   bool keeps(size_t sample, std::span<const core::LocationId> stack) const {
-    return labels_.keeps(sample) && keeps_stack(stack);
+    return labels_.keeps(sample) && time_.keeps(sample) && keeps_stack(stack);
   }
   // The lines of a location that hide/show keep (all when neither is set); a location
   // whose lines are all removed is gone from every stack (`hidden`).
@@ -48,8 +51,12 @@ class LocationFilter {
   bool hidden(core::LocationId id) const { return !hidden_.empty() && hidden_[id - 1]; }
   // Filters that matched nothing, for a warning ("focus", "hide", ...).
   std::vector<std::string> unmatched() const;
-  // Label filters that matched no sample, as whole warnings.
-  std::vector<std::string> label_warnings() const { return labels_.warnings(); }
+  // Label filters and a time range that matched no sample, as whole warnings.
+  std::vector<std::string> label_warnings() const {
+    std::vector<std::string> out = labels_.warnings();
+    for (std::string& w : time_.warnings()) out.push_back(std::move(w));
+    return out;
+  }
 
  private:
   bool keeps_stack(std::span<const core::LocationId> stack) const;
@@ -62,6 +69,7 @@ class LocationFilter {
        show_matched_ = false;
   NameFilters filters_;
   SampleLabelFilter labels_;
+  SampleTimeFilter time_;
 };
 
 }  // namespace tally::analyze

@@ -31,6 +31,16 @@ void add_report_flags(CLI::App* cmd, ReportFlags& flags, bool with_granularity) 
                   "repeatable (pprof's -tagignore)")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);  // one filter per flag: a FILE after it stays the FILE
+  cmd->add_option_function<std::string>(
+         "--time-range",
+         [&flags](const std::string& text) {
+           auto range = analyze::parse_time_range(text);
+           if (!range) throw CLI::ValidationError("--time-range", range.error().message);
+           flags.filters.time = std::move(*range);
+         },
+         "keep only samples whose time overlaps START:END, in seconds from the profile's start "
+         "(0.2:0.4, 1.5:, :2); needs timestamps (tally record --off-cpu)")
+      ->type_name("START:END");
   cmd->add_option("--sample-index", flags.sample_index,
                   "the value to report, by name (cpu, samples), type/unit or 0-based index; "
                   "default: the profile's default type, else the last");

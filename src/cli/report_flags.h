@@ -1,6 +1,6 @@
 // What the report commands (top, peek, tree, traces, flame, diff) share: the flags that
 // choose what is counted (--granularity, --focus/--ignore/--hide/--show,
-// --label-focus/--label-ignore, --sample-index,
+// --label-focus/--label-ignore, --time-range, --sample-index,
 // --no-inlines, --symbolize, --binary-path) and reading a profile for a report.
 #pragma once
 

@@ -216,6 +216,13 @@ core::Expected<nlohmann::json> Api::compute(Endpoint endpoint, const ViewQuery& 
       if (!report) return report.error();
       return disasm_json(*report);
     }
+    case Endpoint::timeline: {
+      analyze::TimelineOptions timeline;
+      timeline.filters = query.filters;
+      auto model = analyze::compute_timeline(profile, timeline);
+      if (!model) return model.error();
+      return timeline_json(*model);
+    }
     case Endpoint::diff:
     case Endpoint::db:
       break;

@@ -9,7 +9,7 @@ namespace tally::web {
 
 namespace {
 
-constexpr std::array<std::pair<std::string_view, Endpoint>, 8> kEndpoints{{
+constexpr std::array<std::pair<std::string_view, Endpoint>, 9> kEndpoints{{
     {"/api/meta", Endpoint::meta},
     {"/api/top", Endpoint::top},
     {"/api/flame", Endpoint::flame},
@@ -18,6 +18,7 @@ constexpr std::array<std::pair<std::string_view, Endpoint>, 8> kEndpoints{{
     {"/api/disasm", Endpoint::disasm},
     {"/api/diff", Endpoint::diff},
     {"/api/db", Endpoint::db},
+    {"/api/timeline", Endpoint::timeline},
 }};
 
 bool takes_function(Endpoint e) {
@@ -36,7 +37,8 @@ constexpr size_t kMaxLabelFilters = 16;
 
 bool known_param(Endpoint endpoint, ServeMode mode, std::string_view name) {
   if (name == "si" || name == "granularity" || name == "side" || name == "focus" ||
-      name == "ignore" || name == "hide" || name == "show" || is_label_param(name))
+      name == "ignore" || name == "hide" || name == "show" || name == "time_range" ||
+      is_label_param(name))
     return true;
   if (name == "f") return takes_function(endpoint);
   if (name == "epoch" || name == "epoch_to" || name == "image" || name == "event")
@@ -182,6 +184,11 @@ core::Expected<ViewQuery> parse_view_query(Endpoint endpoint, ServeMode mode,
     else if (name == "base_epoch_to") query.base_epoch_to = value;
     else if (name == "image") query.image = value;
     else if (name == "event") query.event = value;
+    else if (name == "time_range") {
+      auto range = analyze::parse_time_range(value);
+      if (!range) return bad("parameter 'time_range': " + range.error().message);
+      query.filters.time = std::move(*range);
+    }
     else if (name == "side") {
       if (value != "base" && value != "new")
         return bad("parameter 'side' must be base or new, not " + quoted(value));

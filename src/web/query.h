@@ -15,7 +15,7 @@
 
 namespace tally::web {
 
-enum class Endpoint { meta, top, flame, peek, source, disasm, diff, db };
+enum class Endpoint { meta, top, flame, peek, source, disasm, diff, db, timeline };
 enum class ServeMode { single, compare, db };
 
 // "/api/top" -> Endpoint::top; nullopt for an unknown path.

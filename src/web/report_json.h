@@ -9,6 +9,7 @@
 #include "analyze/disasm.h"
 #include "analyze/flame_tree.h"
 #include "analyze/source_list.h"
+#include "analyze/timeline.h"
 #include "analyze/top.h"
 #include "analyze/tree.h"
 
@@ -20,5 +21,6 @@ nlohmann::json peek_json(const analyze::TreeReport& report);
 nlohmann::json source_json(const analyze::ListReport& report);
 nlohmann::json disasm_json(const analyze::DisasmReport& report);
 nlohmann::json diff_json(const analyze::DiffReport& report);
+nlohmann::json timeline_json(const analyze::Timeline& timeline);
 
 }  // namespace tally::web

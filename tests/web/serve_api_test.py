@@ -392,6 +392,99 @@ class LabelFiltersCompared(unittest.TestCase):
                 self.assertEqual(rows, {"func_a": (5e6, 5e6), "func_b": (3e6, 3e6)})
 
 
+class Timeline(unittest.TestCase):
+    """/api/timeline and time_range (issue 23) on a profile whose spans are known
+    (tests/web/make_timeline_profile.cc: main burns 0-100 ms, sleeps 100-300 ms, burns
+    300-400 ms; worker waits on a futex 0-250 ms, runs 250-300 ms)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.profile = os.path.join(cls.tmp.name, "timeline.pb.gz")
+        subprocess.run([os.environ["TALLY_MAKE_TIMELINE_PROFILE"], cls.profile], check=True)
+        cls.served = Served("--http", "127.0.0.1:0", "--symbolize=none", cls.profile)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.served.__exit__(None, None, None)
+        cls.tmp.cleanup()
+
+    def test_spans_per_thread(self):
+        t = self.served.json("/api/timeline")
+        self.assertTrue(t["has_timestamps"])
+        self.assertEqual(t["end"], 400e6)
+        self.assertEqual(t["states"][0], "on-cpu")
+        self.assertEqual(t["threads_omitted"], 0)
+        spans = {}
+        for thread in t["threads"]:
+            s = thread["spans"]
+            spans[(thread["tid"], thread["name"])] = [
+                (t["states"][state], start / 1e6, end / 1e6) for start, end, state in zip(s["start"], s["end"], s["state"])]
+            self.assertFalse(thread["coarsened"])
+        self.assertEqual(list(spans), [(100, "main"), (101, "worker")])
+        self.assertEqual(spans[(100, "main")], [("on-cpu", 0, 100), ("sleep", 100, 300), ("on-cpu", 300, 400)])
+        self.assertEqual(spans[(101, "worker")], [("futex", 0, 250), ("on-cpu", 250, 300)])
+        main = t["threads"][0]
+        self.assertEqual((main["on_cpu"], main["off_cpu"]), (200e6, 200e6))
+        # The label filters choose the threads; time_range does not cut the timeline.
+        only = self.served.json(q("/api/timeline", label_focus="comm=worker", time_range="0.1:0.2"))
+        self.assertEqual([th["tid"] for th in only["threads"]], [101])
+        self.assertEqual(only["end"], 300e6)
+
+    def test_time_range_filters_every_report_as_the_cli(self):
+        flats = {r["name"]: r["flat"] for r in
+                 self.served.json(q("/api/top", si="wall", time_range="0.15:0.25"))["rows"] if r["flat"]}
+        self.assertEqual(flats, {"nanosleep": 200e6, "futex_wait": 250e6})
+        api = self.served.json(q("/api/top", si="wall", time_range="0.05:0.12"))
+        text = top_text_rows("--symbolize=none", "--sample-index", "wall", "--time-range", "0.05:0.12", self.profile)
+        self.assertEqual([(r["name"], r["flat"], r["cum"]) for r in api["rows"]], [(x[0], x[1], x[3]) for x in text])
+        self.assertEqual({r["name"] for r in api["rows"] if r["flat"]}, {"burn", "nanosleep", "futex_wait"})
+        flame = self.served.json(q("/api/flame", si="cpu", time_range="0.3:"))
+        names = {flame["names"][i] for i in flame["nodes"]["name"]}
+        self.assertEqual(names, {"root", "main", "burn_again"})
+        self.assertEqual(flame["nodes"]["total"][1], 100e6)
+        peek = self.served.json(q("/api/peek", f="^main$", si="off-cpu", time_range=":0.05"))
+        self.assertEqual({c["name"]: c["value"] for c in peek["entries"][0]["callees"]}, {"futex_wait": 250e6})
+        none = self.served.json(q("/api/top", time_range="5:6"))
+        self.assertEqual(none["warnings"], ["--time-range 5:6 matched no sample"])
+
+    def test_bad_time_ranges(self):
+        for value, message in {"1": "START:END", "0.4:0.2": "before END", "x:1": "not a number",
+                               "-1:": "not a number", ":": "START, END or both"}.items():
+            with self.subTest(value=value):
+                status, _, body = self.served.request(q("/api/top", time_range=value))
+                self.assertEqual(status, 400, body[:200])
+                self.assertIn(message, json.loads(body)["error"])
+        status, _, body = self.served.request("/api/top?time_range=0:1&time_range=1:2")
+        self.assertEqual(status, 400)
+
+    def test_cli_time_range(self):
+        def tally(*args):
+            return subprocess.run([TALLY, *args], capture_output=True, text=True)
+        # Every report takes it: traces lists only the samples in the range.
+        done = tally("traces", "--symbolize=none", "--time-range", "0.32:0.34", self.profile)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("burn_again", done.stdout)
+        self.assertNotIn("nanosleep", done.stdout)
+        for value, message in {"0.4:0.2": "START must be before END", "1": "START:END"}.items():
+            done = tally("top", "--time-range", value, self.profile)
+            self.assertNotEqual(done.returncode, 0)
+            self.assertIn(message, done.stderr)
+        done = tally("top", "--time-range", "0:1", fixture("gperf", "split.pb.gz"))
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("no timestamps", done.stderr)
+
+    def test_profile_without_timestamps(self):
+        with Served("--http", "127.0.0.1:0", fixture("gperf", "split.pb.gz")) as s:
+            t = s.json("/api/timeline")
+            self.assertFalse(t["has_timestamps"])
+            self.assertEqual(t["threads"], [])
+            status, _, body = s.request(q("/api/top", time_range="0:1"))
+            self.assertEqual(status, 400)
+            self.assertIn("no timestamps", json.loads(body)["error"])
+            self.assertGreater(len(s.json("/api/top")["rows"]), 3)  # the rest works as before
+
+
 class Concurrency(unittest.TestCase):
     """Requests run at once: a slow /api/disasm (300 functions of the tally binary itself)
     does not hold up a fast /api/top, and answers given side by side equal those given one

@@ -87,7 +87,7 @@
   function fillRefine() {
     const form = document.getElementById("refine"), q = T.query();
     for (const name of T.LABEL_PARAMS) form.elements[name].value = q.getAll(name).join(" ");
-    for (const name of ["focus", "ignore", "hide", "show", "si", "granularity", "side"]) {
+    for (const name of ["focus", "ignore", "hide", "show", "si", "granularity", "side", "time_range"]) {
       const field = form.elements[name];
       if (!field) continue;
       field.value = q.get(name) || "";
@@ -135,7 +135,7 @@
     form.addEventListener("submit", function (e) {
       e.preventDefault();
       const params = new URLSearchParams();
-      for (const name of ["si", "focus", "ignore", "hide", "show", "granularity", "side"]) {
+      for (const name of ["si", "focus", "ignore", "hide", "show", "granularity", "side", "time_range"]) {
         const field = form.elements[name];
         if (field && field.value) params.set(name, field.value);
       }
@@ -150,7 +150,7 @@
     });
     for (const name of ["si", "granularity", "side"]) form.elements[name].addEventListener("change", function () { form.requestSubmit(); });
     document.getElementById("clear-refine").addEventListener("click", function () {
-      for (const name of ["focus", "ignore", "hide", "show", "label_focus", "label_ignore", "si", "granularity"]) form.elements[name].value = "";
+      for (const name of ["focus", "ignore", "hide", "show", "label_focus", "label_ignore", "si", "granularity", "time_range"]) form.elements[name].value = "";
       form.requestSubmit();
     });
     for (const node of document.querySelectorAll("[data-mode]")) node.hidden = node.dataset.mode !== meta.mode;
@@ -182,6 +182,7 @@
     T.showError("");
     fillRefine();
     updateNav(view);
+    T.updateTimeline(meta);
     main.dataset.state = "loading";
     main.dataset.view = view || "none";
     document.title = "tally " + (view || "");

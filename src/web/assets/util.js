@@ -4,7 +4,7 @@
 window.tally = window.tally || {};
 (function (T) {
   // Parameters every view and API call takes (API.md); the rest of a URL's query is the view's own.
-  T.COMMON_PARAMS = ["si", "focus", "ignore", "hide", "show", "label_focus", "label_ignore", "granularity", "side", "epoch", "epoch_to", "image", "event", "base_epoch", "base_epoch_to"];
+  T.COMMON_PARAMS = ["si", "focus", "ignore", "hide", "show", "label_focus", "label_ignore", "time_range", "granularity", "side", "epoch", "epoch_to", "image", "event", "base_epoch", "base_epoch_to"];
   // The label filters may repeat (every label_focus must match): kept with all their values.
   T.LABEL_PARAMS = ["label_focus", "label_ignore"];
   // Database parameters (--db): kept by every view; base_epoch (a comparison's base) only
@@ -110,6 +110,10 @@ window.tally = window.tally || {};
     const q = withoutCommon ? new URLSearchParams() : T.commonParams();
     if (name !== "diff") { q.delete("base_epoch"); q.delete("base_epoch_to"); }
     for (const key in own || {}) if (own[key] !== null && own[key] !== undefined && own[key] !== "") q.set(key, own[key]);
+    return T.apiQuery(name, q);
+  };
+  // GET /api/NAME with exactly the parameters `q` (URLSearchParams).
+  T.apiQuery = async function (name, q) {
     const text = q.toString();
     const response = await fetch("/api/" + name + (text ? "?" + text : ""), { headers: { Accept: "application/json" } });
     let body = null;
