@@ -222,7 +222,8 @@ core::Status Sampler::State::open_all() {
   }
   layout = {.sample_type = attrs[0].sample_type,
             .sample_regs_user = attrs[0].sample_regs_user,
-            .sample_id_all = attrs[0].sample_id_all != 0};
+            .sample_id_all = attrs[0].sample_id_all != 0,
+            .mmap_build_ids = attrs[0].build_id != 0};
   switch (config.target) {
     case TargetKind::command:
       if (config.pids.size() != 1)

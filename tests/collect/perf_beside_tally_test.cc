@@ -2,18 +2,24 @@
 // attr.build_id was open, the kernel (up to at least 6.18) flagged the MMAP2 records of
 // perf's own events as holding a build id over a body of device and inode; perf 6.1 read
 // the device major as the build id's size and died ("stack smashing detected", exit 134),
-// and so did perf script on the file. tally opens its events without attr.build_id.
+// and so did perf script on the file. tally opens its events without attr.build_id, and
+// reads the records flagged so by another tool's build-id events as device and inode.
 // Needs root (tally record -a) and a perf that records; skips without them on a developer's
 // machine, fails under CI (TALLY_REQUIRE_PEERS=1). Samples the whole machine: runs alone.
+#include <linux/perf_event.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <fstream>
 #include <regex>
 #include <thread>
+#include <vector>
 
 #include "support/test_support.h"
 
@@ -67,6 +73,61 @@ TEST(PerfBesideTally, PerfRecordAndScriptWorkWhileTallyRecordsEveryCpu) {
   EXPECT_TRUE(std::regex_search(cat.out, std::regex("\n(mapping [0-9]+: )[^\n]* /[^\n]* "
                                                    "build_id=[0-9a-f]{40}")))
       << cat.out;
+}
+
+// What another tool that asks for build ids (perf record --buildid-mmap, an older tally)
+// holds: a dummy event per CPU with attr.build_id and a mapped ring, for the whole machine.
+class BuildIdEventsOnEveryCpu {
+ public:
+  BuildIdEventsOnEveryCpu() {
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    const size_t bytes = 9 * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    for (int cpu = 0; cpu < cpus; ++cpu) {
+      perf_event_attr attr{};
+      attr.size = sizeof attr;
+      attr.type = PERF_TYPE_SOFTWARE;
+      attr.config = PERF_COUNT_SW_DUMMY;
+      attr.mmap = 1;
+      attr.mmap2 = 1;
+      attr.build_id = 1;
+      int fd = static_cast<int>(::syscall(SYS_perf_event_open, &attr, -1, cpu, -1, 0));
+      if (fd < 0) return;
+      fds_.push_back(fd);
+      void* ring = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      if (ring == MAP_FAILED) return;
+      rings_.push_back(ring);
+    }
+    ok_ = true;
+  }
+  ~BuildIdEventsOnEveryCpu() {
+    const size_t bytes = 9 * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    for (void* ring : rings_) ::munmap(ring, bytes);
+    for (int fd : fds_) ::close(fd);
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  std::vector<int> fds_;
+  std::vector<void*> rings_;
+  bool ok_ = false;
+};
+
+// The kernel flags tally's MMAP2 records too, over device and inode: tally reads them as
+// such (they used to be skipped as bad records, "build id size 254"), so the command's
+// mappings are all there, with the build ids read from the files.
+TEST(PerfBesideTally, TallyRecordReadsTheRecordsAnotherBuildIdUserFlags) {
+  if (::geteuid() != 0) TALLY_SKIP_OR_FAIL_IN_CI("system-wide events need root");
+  BuildIdEventsOnEveryCpu other;
+  ASSERT_TRUE(other.ok()) << std::strerror(errno);
+  TempDir dir;
+  const std::string profile = dir.file("split.pb.gz");
+  const std::string split = shared("fixtures/bin/split");
+  RunResult record = run_tally({"record", "-g", "fp", "-o", profile, "--", split, "-r", "5"});
+  ASSERT_EQ(record.exit_code, 0) << record.describe();
+  EXPECT_EQ(record.err.find("could not be decoded"), std::string::npos) << record.err;
+  RunResult cat = run_tally({"cat", profile});
+  ASSERT_EQ(cat.exit_code, 0) << cat.describe();
+  EXPECT_TRUE(std::regex_search(cat.out, std::regex("/split build_id=[0-9a-f]{40}"))) << cat.out;
 }
 
 }  // namespace
