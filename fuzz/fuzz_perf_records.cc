@@ -44,6 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (choice >> i & 1) layout.sample_type |= kFields[i];
   layout.sample_regs_user = regs_and_tail & 0xffffff;
   layout.sample_id_all = (choice >> 20 & 1) != 0;
+  layout.mmap_build_ids = (choice >> 21 & 1) != 0;
 
   // The data area: the rest of the input, cut to a power of two (the ring's shape).
   size_t ring_size = 1;

@@ -157,7 +157,11 @@ perf_event_attr sampling_attr(const EventSpec& event, const SamplingOptions& opt
     attr.comm = 1;
     attr.comm_exec = 1;
     attr.task = 1;
-    attr.build_id = 1;
+    // No attr.build_id: while any event with it is open, the kernel (5.12 to at least 6.18)
+    // leaves PERF_RECORD_MISC_MMAP_BUILD_ID set on the MMAP2 records it then writes for
+    // other events, whose bodies hold device and inode: perf 6.1 reads the device major as
+    // a build id size and overflows its 20-byte buffer. Build ids come from the mapped
+    // files instead (collect/file_build_ids.h).
   }
   attr.sample_id_all = 1;
   attr.watermark = 1;
@@ -192,12 +196,6 @@ Expected<PerfEventFd> open_event(const perf_event_attr& attr, const EventSpec& e
         ::syscall(SYS_perf_event_open, &a, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC));
   };
   int fd = call(attr);
-  if (fd < 0 && errno == EINVAL && attr.build_id) {
-    // Kernels before 5.12 have no build ids in MMAP2.
-    perf_event_attr without = attr;
-    without.build_id = 0;
-    fd = call(without);
-  }
   if (fd < 0) return open_error(errno, attr, event, pid, cpu);
   return PerfEventFd(fd);
 }

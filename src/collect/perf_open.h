@@ -60,8 +60,7 @@ class PerfEventFd {
 // EOPNOTSUPP, ENODEV, EINVAL on a PMU event), "... not permitted: kernel.perf_event_paranoid
 // is 2 (/proc/sys/kernel/perf_event_paranoid); set it to 1 or lower, or run with
 // CAP_PERFMON" (EACCES, EPERM), "process N does not exist" (ESRCH), and so on.
-// ErrorKind::unsupported for the first two kinds, io otherwise. A kernel older than 5.12
-// that refuses attr.build_id is asked again without it (MMAP2 then carries device and inode).
+// ErrorKind::unsupported for the first two kinds, io otherwise.
 core::Expected<PerfEventFd> open_event(const perf_event_attr& attr, const EventSpec& event,
                                        pid_t pid, int cpu, int group_fd = -1);
 

@@ -154,7 +154,8 @@ SampleRecord decode_sample(io::ByteCursor& c, uint16_t misc, const RecordLayout&
   return s;
 }
 
-PerfRecord decode_body(uint32_t type, uint16_t misc, io::ByteCursor& c, RecordOrigin origin) {
+PerfRecord decode_body(uint32_t type, uint16_t misc, io::ByteCursor& c, RecordOrigin origin,
+                       const RecordLayout& layout) {
   switch (type) {
     case PERF_RECORD_MMAP:
     case PERF_RECORD_MMAP2: {
@@ -167,7 +168,7 @@ PerfRecord decode_body(uint32_t type, uint16_t misc, io::ByteCursor& c, RecordOr
       m.length = c.u64(kLittle, "length");
       m.pgoff = c.u64(kLittle, "page offset");
       if (type == PERF_RECORD_MMAP2) {
-        if (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+        if ((misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && layout.mmap_build_ids) {
           uint8_t size = c.take(1, "build id size")[0];
           c.skip(3, "reserved");
           auto id = c.take(20, "build id");
@@ -179,7 +180,7 @@ PerfRecord decode_body(uint32_t type, uint16_t misc, io::ByteCursor& c, RecordOr
           m.dev_major = c.u32(kLittle, "device major");
           m.dev_minor = c.u32(kLittle, "device minor");
           m.inode = c.u64(kLittle, "inode");
-          c.skip(8, "inode generation");
+          m.inode_generation = c.u64(kLittle, "inode generation");
         }
         m.prot = c.u32(kLittle, "protection");
         m.flags = c.u32(kLittle, "flags");
@@ -293,7 +294,7 @@ core::Expected<PerfRecord> decode_record(std::span<const uint8_t> bytes, const R
       body = body.first(body.size() - trailer);
     }
     io::ByteCursor c(body, sizeof(perf_event_header));
-    return decode_body(type, misc, c, origin);
+    return decode_body(type, misc, c, origin, layout);
   } catch (const core::FormatError& e) {
     return e.located(std::string("perf ") + name + " record");
   }

@@ -25,6 +25,11 @@ struct RecordLayout {
   uint64_t sample_type = 0;       // perf_event_attr.sample_type
   uint64_t sample_regs_user = 0;  // perf_event_attr.sample_regs_user
   bool sample_id_all = false;     // perf_event_attr.sample_id_all
+  // perf_event_attr.build_id: MMAP2 records flagged PERF_RECORD_MISC_MMAP_BUILD_ID hold a
+  // build id. Without it the flag is the kernel's leak (perf_event_mmap_output sets it on
+  // a record shared by every event and never clears it, up to at least 6.18): the body
+  // holds device and inode like any other, and is read as such.
+  bool mmap_build_ids = false;
 };
 
 // Who and when, for any record: a sample's own fields, or a side-band record's
@@ -63,8 +68,10 @@ struct MmapRecord {
   uint32_t pid = 0, tid = 0;
   uint64_t start = 0, length = 0, pgoff = 0;
   uint32_t dev_major = 0, dev_minor = 0;
-  uint64_t inode = 0;
-  std::string build_id;  // lower-case hex, with PERF_RECORD_MISC_MMAP_BUILD_ID; else ""
+  uint64_t inode = 0, inode_generation = 0;
+  // Lower-case hex: from the record (RecordLayout::mmap_build_ids) or, in the Sampler's
+  // records, read from the mapped file (FileBuildIds); "" when neither gave one.
+  std::string build_id;
   uint32_t prot = 0, flags = 0;
   std::string_view filename;  // points into the record
   bool executable() const;    // PROT_EXEC, or a plain MMAP record without data flag

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "collect/cpu_topology.h"
+#include "collect/file_build_ids.h"
 #include "collect/proc_tasks.h"
 #include "collect/process_maps.h"
 #include "collect/ring_buffer.h"
@@ -78,6 +79,7 @@ struct Sampler::State {
   std::set<pid_t> followed;               // threads the kernel follows by inheritance (FORK seen)
   std::unordered_map<uint64_t, size_t> event_of_id;
   RecordBuffer held;  // read, not yet delivered
+  FileBuildIds build_ids;  // MMAP2 carries none (perf_open.cc): read from the mapped files
   SamplerStats stats;
   std::string kernel_excluded;
   bool synthesized = false;
@@ -220,7 +222,8 @@ core::Status Sampler::State::open_all() {
   }
   layout = {.sample_type = attrs[0].sample_type,
             .sample_regs_user = attrs[0].sample_regs_user,
-            .sample_id_all = attrs[0].sample_id_all != 0};
+            .sample_id_all = attrs[0].sample_id_all != 0,
+            .mmap_build_ids = attrs[0].build_id != 0};
   switch (config.target) {
     case TargetKind::command:
       if (config.pids.size() != 1)
@@ -258,6 +261,10 @@ void Sampler::State::dispatch(std::span<const uint8_t> bytes, SampleConsumer& co
     ++stats.samples;
     consumer.on_sample(*s);
   } else if (auto* m = std::get_if<MmapRecord>(&*rec)) {
+    if (m->executable() && m->build_id.empty()) {
+      m->build_id = build_ids.of(*m);
+      stats.build_id_files = build_ids.stats().files_read;
+    }
     consumer.on_mmap(*m);
   } else if (auto* c = std::get_if<CommRecord>(&*rec)) {
     consumer.on_comm(*c);
@@ -340,9 +347,9 @@ void Sampler::State::synthesize(SampleConsumer& consumer) {
       m.dev_major = mapping->dev_major;
       m.dev_minor = mapping->dev_minor;
       m.inode = mapping->inode;
-      m.build_id = mapping->build_id;
       m.prot = PROT_READ | PROT_EXEC;
       m.filename = mapping->path;
+      m.build_id = build_ids.of(m);
       consumer.on_mmap(m);
     }
   }

@@ -89,6 +89,7 @@ struct SamplerStats {
   uint64_t events_opened = 0;  // perf event file descriptors
   uint64_t threads_attached = 0;  // processes: threads attached to, rescans included
   uint64_t switches = 0;       // SWITCH records delivered (in and out)
+  uint64_t build_id_files = 0;  // mapped files read for their build id (FileBuildIds)
 };
 
 class Sampler {

@@ -26,7 +26,8 @@ const RecordLayout kLayout{
                    PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
                    PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
     .sample_regs_user = kRegsMask,
-    .sample_id_all = true};
+    .sample_id_all = true,
+    .mmap_build_ids = true};
 
 RecordBytes& trailer(RecordBytes& r) { return r.u32(5).u32(6).u64(100).u32(0).u32(0).u64(1); }
 

@@ -23,6 +23,11 @@ constexpr uint64_t kSampleType = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_
 const RecordLayout kFp{.sample_type = kSampleType | PERF_SAMPLE_CALLCHAIN,
                        .sample_regs_user = 0,
                        .sample_id_all = true};
+// The same, for events opened with attr.build_id (whose MMAP2 records may hold build ids).
+const RecordLayout kFpBuildIds{.sample_type = kSampleType | PERF_SAMPLE_CALLCHAIN,
+                               .sample_regs_user = 0,
+                               .sample_id_all = true,
+                               .mmap_build_ids = true};
 // Registers AX (bit 0), SP (bit 7) and IP (bit 8) only, to keep the records small.
 constexpr uint64_t kRegsMask = (1u << PERF_REG_X86_AX) | (1u << PERF_REG_X86_SP) | (1u << PERF_REG_X86_IP);
 const RecordLayout kDwarf{
@@ -142,7 +147,7 @@ TEST(PerfRecords, Mmap2WithBuildId) {
   r.u32(PROT_READ | PROT_EXEC).u32(MAP_PRIVATE).name("/usr/lib/libfoo.so.1");
   trailer(r, 300, 301, 999, 1, 55);
   auto words = r.words();
-  auto m = decoded<MmapRecord>(words, kFp);
+  auto m = decoded<MmapRecord>(words, kFpBuildIds);
   EXPECT_EQ(m.pid, 300u);
   EXPECT_EQ(m.tid, 301u);
   EXPECT_EQ(m.start, 0x7f0000000000u);
@@ -169,6 +174,7 @@ TEST(PerfRecords, Mmap2WithDeviceAndInode) {
   EXPECT_EQ(m.dev_major, 8u);
   EXPECT_EQ(m.dev_minor, 3u);
   EXPECT_EQ(m.inode, 123456u);
+  EXPECT_EQ(m.inode_generation, 7u);
   EXPECT_TRUE(m.build_id.empty());
   EXPECT_FALSE(m.executable());
   EXPECT_EQ(m.filename, "/data/file");
@@ -181,7 +187,27 @@ TEST(PerfRecords, BuildIdLongerThanItsFieldIsRefused) {
   r.bytes("\x15\0\0\0", 4).bytes(id, 20);  // 21 > 20
   r.u32(PROT_EXEC).u32(0).name("x");
   trailer(r, 1, 1, 5, 0, 1);
-  EXPECT_NE(error_of(r.words(), kFp).find("build id size 21"), std::string::npos);
+  EXPECT_NE(error_of(r.words(), kFpBuildIds).find("build id size 21"), std::string::npos);
+}
+
+// What kernel 6.18 wrote into perf's own ring while another program held an event with
+// attr.build_id open: the build id flag, over a body of device fe:00 and inode 248139.
+// Events opened without attr.build_id read it as device and inode.
+TEST(PerfRecords, LeakedBuildIdFlagOnEventsWithoutBuildIdsIsIgnored) {
+  RecordBytes r(PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID);
+  r.u32(8239).u32(8239).u64(0x55fc012d6000).u64(0x4000).u64(0x2000);
+  r.u32(0xfe).u32(0).u64(248139).u64(0);  // maj, min, ino, ino_generation
+  r.u32(PROT_READ | PROT_EXEC).u32(MAP_PRIVATE).name("/usr/bin/true");
+  trailer(r, 8239, 8239, 5, 0, 1);
+  auto m = decoded<MmapRecord>(r.words(), kFp);
+  EXPECT_EQ(m.dev_major, 0xfeu);
+  EXPECT_EQ(m.dev_minor, 0u);
+  EXPECT_EQ(m.inode, 248139u);
+  EXPECT_TRUE(m.build_id.empty());
+  EXPECT_EQ(m.prot, unsigned(PROT_READ | PROT_EXEC));
+  EXPECT_EQ(m.filename, "/usr/bin/true");
+  // Read as a build id, the device major would be its size: 254, over the 20 bytes.
+  EXPECT_NE(error_of(r.words(), kFpBuildIds).find("build id size 254"), std::string::npos);
 }
 
 TEST(PerfRecords, PlainMmapIsExecutableUnlessData) {

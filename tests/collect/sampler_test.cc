@@ -104,7 +104,7 @@ TEST(Sampler, CommandWithTwoEventsInTimeOrder) {
   EXPECT_GE(consumer.tids.size(), 4u) << "the 4 workers (the main thread only waits)";
   EXPECT_GE(consumer.forks, 4u);
   EXPECT_EQ(consumer.exec_comm, "split");
-  EXPECT_EQ(consumer.exe_build_id.size(), 40u) << "MMAP2 carries the build id (kernel >= 5.12)";
+  EXPECT_EQ(consumer.exe_build_id.size(), 40u) << "the build id, read from the mapped file";
   // Every user sample lies in code whose MMAP2 was delivered before it.
   EXPECT_EQ(consumer.user_samples_mapped, consumer.user_samples);
 }
