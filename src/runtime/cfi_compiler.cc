@@ -158,7 +158,11 @@ UnwindRow row_of(const State& state, uint64_t address, bool signal_frame) {
     row.kind = RuleKind::root;
     return row;
   }
-  if (state.cfa == CfaKind::other_register || state.ra == SavedAt::in_register) {
+  // Code between stacks: the return address kept in a register (vfork's return, __longjmp),
+  // or the CFA in another register with the return address not just below it (setcontext).
+  // A realigning prologue's CFA in r10 keeps the return address at CFA-8: unsupported.
+  bool ra_below_cfa = state.ra == SavedAt::cfa_offset && state.ra_offset == -8;
+  if (state.ra == SavedAt::in_register || (state.cfa == CfaKind::other_register && !ra_below_cfa)) {
     row.kind = RuleKind::stack_switch;
     return row;
   }

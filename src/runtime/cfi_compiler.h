@@ -18,8 +18,8 @@ enum class RuleKind : uint8_t {
   plt,          // the PLT's expression: CFA = rsp + cfa_offset + ((pc & 15) >= threshold ? 8 : 0)
   root,         // the return address is undefined: the thread's outermost frame
   signal,       // a signal trampoline (__restore_rt): the interrupted registers are at rsp
-  stack_switch, // the CFA in another register, or the return address kept in a register:
-                // __longjmp, setcontext/swapcontext switching stacks, vfork's return
+  stack_switch, // the return address kept in a register, or the CFA in another register
+                // and the return address not at CFA-8: __longjmp, setcontext, vfork's return
   unsupported,  // a rule this compiler does not model (a CFA expression, ...)
 };
 

@@ -107,6 +107,9 @@ void add_debug_frame(dl_phdr_info* info, Builder* builder, size_t eh_first) {
   }
   MappedDebugFrame mapped;
   if (!map_debug_frame(path, &mapped)) return;
+  // The image's .eh_frame rows sorted, so that .debug_frame's FDEs can be checked against
+  // them (only here: sorting every image twice doubles the build's time).
+  builder->index->count = eh_first + sort_unwind_rows(builder->index->rows + eh_first, builder->index->count - eh_first);
   UncoveredFdes filter{builder, eh_first, builder->index->count - eh_first};
   size_t before = builder->index->count;
   CompileResult result = compile_debug_frame({mapped.bytes, mapped.size, info->dlpi_addr}, UncoveredFdes::append, &filter);
@@ -145,8 +148,6 @@ int add_image(dl_phdr_info* info, size_t, void* context) {
   if (size == 0) return 0;
   EhFrameSection section{reinterpret_cast<const uint8_t*>(eh_frame), size, eh_frame};
   CompileResult result = compile_eh_frame(section, Builder::append, builder);
-  // Sorted, so that .debug_frame's FDEs can be checked against them.
-  builder->index->count = first + sort_unwind_rows(builder->index->rows + first, builder->index->count - first);
   add_debug_frame(info, builder, first);
   ++builder->index->images;
   if (!result.ok) ++builder->index->broken_images;

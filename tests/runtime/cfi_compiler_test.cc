@@ -118,11 +118,13 @@ Expected libdw_rule_of(Dwarf_Frame* frame) {
     expected.kind = RuleKind::root;
   } else if (dwarf_frame_cfa(frame, &cfa_ops, &cfa_count) == 0 &&
              ((cfa_count == 1 && cfa_ops[0].atom == DW_OP_bregx && cfa_ops[0].number < 16 &&
-               cfa_ops[0].number != 6 && cfa_ops[0].number != 7) ||
+               cfa_ops[0].number != 6 && cfa_ops[0].number != 7 &&
+               !(ra_ok && saved_at_cfa(ra_ops, ra_count, &ra_offset) && ra_offset == -8)) ||
               (ra_ok && ra_count == 1 && ra_ops != nullptr &&
                (ra_ops[0].atom == DW_OP_regx || (ra_ops[0].atom >= DW_OP_reg0 && ra_ops[0].atom <= DW_OP_reg31) ||
                 (ra_ops[0].atom == DW_OP_bregx && ra_ops[0].number2 == 0))))) {
-    // The CFA in another general register, or the return address kept in a register.
+    // The return address kept in a register, or the CFA in another general register with
+    // the return address elsewhere than just below it.
     expected.kind = RuleKind::stack_switch;
   } else if (!ra_ok || !saved_at_cfa(ra_ops, ra_count, &ra_offset) || ra_offset != -8 ||
              dwarf_frame_cfa(frame, &cfa_ops, &cfa_count) != 0) {
