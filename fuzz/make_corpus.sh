@@ -143,7 +143,8 @@ objcopy --dump-section .eh_frame="$out/fuzz_runtime_cfi/libz.raw" \
   /lib/x86_64-linux-gnu/libz.so.1 /dev/null 2>/dev/null || true
 for section in "$out"/fuzz_call_frames/*.eh_frame "$out/fuzz_runtime_cfi/libz.raw"; do
   [ -f "$section" ] || continue
-  { printf '\000'; cat "$section"; } > "$out/fuzz_runtime_cfi/$(basename "$section" .raw).eh_frame"
+  name=$(basename "$section" .raw)
+  { printf '\000'; cat "$section"; } > "$out/fuzz_runtime_cfi/${name%.eh_frame}.eh_frame"
 done
 rm -f "$out/fuzz_runtime_cfi/libz.raw"
 debug_frame_work=$(mktemp -d)
