@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "runtime/cfi_compiler.h"
+#include "runtime/debug_frame_file.h"
 
 namespace tally::runtime {
 namespace {
@@ -277,6 +278,37 @@ TEST(CfiCompilerDebugFrame, RulesMatchLibdwAtEveryRowBoundaryAndInside) {
     expected.address += kBias;
     EXPECT_EQ(moved[i], expected) << "row " << i;
   }
+}
+
+// The index builder finds .debug_frame in the image's file: the same bytes libelf finds;
+// a file without one, or cut short (section headers past its end), or not ELF, gives none.
+TEST(DebugFrameFile, MapsTheSectionOrRefuses) {
+  ElfFile file(DEBUG_FRAME_WORKLOAD);
+  ASSERT_FALSE(file.debug_frame.empty());
+  MappedDebugFrame mapped;
+  ASSERT_TRUE(map_debug_frame(DEBUG_FRAME_WORKLOAD, &mapped));
+  ASSERT_EQ(mapped.size, file.debug_frame.size());
+  EXPECT_EQ(memcmp(mapped.bytes, file.debug_frame.data(), mapped.size), 0);
+  unmap_debug_frame(&mapped);
+  EXPECT_EQ(mapped.mapping, nullptr);
+
+  EXPECT_FALSE(map_debug_frame("/lib/x86_64-linux-gnu/libc.so.6", &mapped)) << "Debian's libc has none";
+  EXPECT_FALSE(map_debug_frame("/nonexistent/file", &mapped));
+  EXPECT_FALSE(map_debug_frame("/proc/self/status", &mapped)) << "not a regular ELF file";
+  // The workload cut at its half: the section headers (at the end) are gone.
+  char path[] = "/tmp/tally-debug-frame-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  FILE* whole = fopen(DEBUG_FRAME_WORKLOAD, "rb");
+  ASSERT_NE(whole, nullptr);
+  std::vector<char> bytes(1 << 20);
+  size_t length = fread(bytes.data(), 1, bytes.size(), whole);
+  fclose(whole);
+  ASSERT_GT(length, 1000u);
+  ASSERT_EQ(write(fd, bytes.data(), length / 2), static_cast<ssize_t>(length / 2));
+  close(fd);
+  EXPECT_FALSE(map_debug_frame(path, &mapped));
+  unlink(path);
 }
 
 // The format's differences, on a hand-made section: a 32-bit CIE (id 0xffffffff) and a
