@@ -1,5 +1,6 @@
-// libtally's CFI compiler (src/runtime/cfi_compiler.cc) on any bytes as an .eh_frame: in a
-// profiled process it reads every loaded image's section, whatever produced it. It may
+// libtally's CFI compiler (src/runtime/cfi_compiler.cc) on any bytes as an .eh_frame, and
+// as a .debug_frame (the input's first byte chooses): in a profiled process it reads every
+// loaded image's sections, whatever produced them. It may
 // stop with an error; the rows it gives, sorted, must be strictly ordered and each found
 // by its own address.
 #include <cstdint>
@@ -20,7 +21,10 @@ void collect(void* context, const UnwindRow& row) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<UnwindRow> rows;
-  CompileResult result = compile_eh_frame({data, size, 0x400000}, collect, &rows);
+  bool debug_frame = size > 0 && (data[0] & 1) != 0;
+  if (size > 0) ++data, --size;
+  CompileResult result = debug_frame ? compile_debug_frame({data, size, 0x400000}, collect, &rows)
+                                     : compile_eh_frame({data, size, 0x400000}, collect, &rows);
   if (!result.ok) {
     FUZZ_CHECK(result.error != nullptr, "an error says what was expected");
     FUZZ_CHECK(result.error_offset <= size, "the error's offset is inside the input");

@@ -136,11 +136,25 @@ for elf in "$shared"/fixtures/bin/split /lib/x86_64-linux-gnu/liblzma.so.5; do
   objcopy --dump-section .eh_frame="$out/fuzz_call_frames/$(basename "$elf").eh_frame" \
     "$elf" /dev/null 2>/dev/null || true
 done
-# libtally's CFI compiler: the same real sections, and the vDSO-sized libz's.
+# libtally's CFI compiler: the same real sections, and the vDSO-sized libz's, behind a
+# byte 0 (read as .eh_frame); a -g build's .debug_frame behind a byte 1.
 mkdir -p "$out/fuzz_runtime_cfi"
-cp "$out"/fuzz_call_frames/*.eh_frame "$out/fuzz_runtime_cfi/" 2>/dev/null || true
-objcopy --dump-section .eh_frame="$out/fuzz_runtime_cfi/libz.eh_frame" \
+objcopy --dump-section .eh_frame="$out/fuzz_runtime_cfi/libz.raw" \
   /lib/x86_64-linux-gnu/libz.so.1 /dev/null 2>/dev/null || true
+for section in "$out"/fuzz_call_frames/*.eh_frame "$out/fuzz_runtime_cfi/libz.raw"; do
+  [ -f "$section" ] || continue
+  name=$(basename "$section" .raw)
+  { printf '\000'; cat "$section"; } > "$out/fuzz_runtime_cfi/${name%.eh_frame}.eh_frame"
+done
+rm -f "$out/fuzz_runtime_cfi/libz.raw"
+debug_frame_work=$(mktemp -d)
+printf 'int f(int x);\nint g(int x) { return f(x) + f(x + 1); }\nint h(int *p) { return g(*p) * 3; }\n' \
+  > "$debug_frame_work/d.c"
+if gcc -O2 -g -fno-asynchronous-unwind-tables -c "$debug_frame_work/d.c" -o "$debug_frame_work/d.o" &&
+   objcopy --dump-section .debug_frame="$debug_frame_work/d.debug_frame" "$debug_frame_work/d.o" /dev/null; then
+  { printf '\001'; cat "$debug_frame_work/d.debug_frame"; } > "$out/fuzz_runtime_cfi/small.debug_frame"
+fi
+rm -rf "$debug_frame_work"
 mkdir -p "$out/fuzz_perf_records"
 # A ring of the records tally record reads (MMAP2 with a build id, COMM exec, FORK, two
 # SAMPLEs with callchains, LOST, EXIT), behind the target's 16-byte layout header (IP, TID,

@@ -22,6 +22,7 @@ pkgs=(
   liblzma-dev                                    # MiniDebugInfo: .gnu_debugdata is xz-compressed
   xz-utils sqlite3                               # real stripped programs the symbolizer tests record
   libgtest-dev libgmock-dev libbenchmark-dev     # tests and benchmarks
+  libunwind-dev                                  # bench_runtime_unwind: libtally's walk against libunwind (gperftools')
   clang libclang-rt-14-dev                       # libFuzzer targets and sanitizer runtimes
   python3                                        # bench scripts
   libcurl4-openssl-dev                           # tally push / daemon --push: HTTP(S) to fleet stores

@@ -106,12 +106,13 @@ struct Cie {
   uint8_t pointer_encoding = 0;
   bool has_augmentation_data = false;
   bool signal_frame = false;
+  uint64_t location_bias = 0;   // added to DW_CFA_set_loc's address (.debug_frame's load bias)
   size_t instructions = 0;      // offsets into the section
   size_t instructions_end = 0;
 };
 
-enum class CfaKind : uint8_t { rsp, rbp, plt, other };
-enum class SavedAt : uint8_t { same, cfa_offset, undefined, other };
+enum class CfaKind : uint8_t { rsp, rbp, plt, other_register, other };
+enum class SavedAt : uint8_t { same, cfa_offset, undefined, in_register, other };
 
 struct State {
   CfaKind cfa = CfaKind::rsp;
@@ -157,6 +158,14 @@ UnwindRow row_of(const State& state, uint64_t address, bool signal_frame) {
     row.kind = RuleKind::root;
     return row;
   }
+  // Code between stacks: the return address kept in a register (vfork's return, __longjmp),
+  // or the CFA in another register with the return address not just below it (setcontext).
+  // A realigning prologue's CFA in r10 keeps the return address at CFA-8: unsupported.
+  bool ra_below_cfa = state.ra == SavedAt::cfa_offset && state.ra_offset == -8;
+  if (state.ra == SavedAt::in_register || (state.cfa == CfaKind::other_register && !ra_below_cfa)) {
+    row.kind = RuleKind::stack_switch;
+    return row;
+  }
   bool offset_fits = state.cfa_offset >= INT32_MIN && state.cfa_offset <= INT32_MAX;
   if (state.ra != SavedAt::cfa_offset || state.ra_offset != -8 || !offset_fits) {
     row.kind = RuleKind::unsupported;
@@ -170,6 +179,7 @@ UnwindRow row_of(const State& state, uint64_t address, bool signal_frame) {
       row.kind = RuleKind::plt;
       row.rbp_offset = static_cast<int16_t>(state.plt_threshold);
       return row;  // PLT stubs do not touch rbp
+    case CfaKind::other_register:
     case CfaKind::other: row.kind = RuleKind::unsupported; return row;
   }
   if (state.rbp == SavedAt::cfa_offset && state.rbp_offset >= INT16_MIN && state.rbp_offset <= INT16_MAX) {
@@ -213,7 +223,10 @@ struct Interpreter {
     }
   }
   void set_cfa_register(uint64_t reg) {
-    state.cfa = reg == kRsp ? CfaKind::rsp : reg == kRbp ? CfaKind::rbp : CfaKind::other;
+    state.cfa = reg == kRsp   ? CfaKind::rsp
+                : reg == kRbp ? CfaKind::rbp
+                : reg < 16    ? CfaKind::other_register  // a general register
+                              : CfaKind::other;
   }
   // The rule so far holds up to `next`; rows are only sent for non-empty ranges.
   void advance(uint64_t delta) {
@@ -240,6 +253,7 @@ struct Interpreter {
         case 0x01: {       // set_loc
           uint64_t target = 0;
           if (!read_pointer(code, cie.pointer_encoding, 0, &target)) return false;
+          target += cie.location_bias;
           if (target > location) advance(target - location);
           break;
         }
@@ -254,10 +268,10 @@ struct Interpreter {
         case 0x06: restore_rule(code.uleb()); break;
         case 0x07: set_rule(code.uleb(), SavedAt::undefined, 0); break;
         case 0x08: set_rule(code.uleb(), SavedAt::same, 0); break;
-        case 0x09: {
+        case 0x09: {  // register: kept in another register
           uint64_t reg = code.uleb();
           code.uleb();
-          set_rule(reg, SavedAt::other, 0);
+          set_rule(reg, SavedAt::in_register, 0);
           break;
         }
         case 0x0a:
@@ -327,8 +341,10 @@ struct Interpreter {
 };
 
 // Entry at `start`: its length field. Sets `content` (after the length) and `next`.
-bool read_entry_bounds(Cursor& cursor, size_t* content, size_t* next, bool* terminator) {
+bool read_entry_bounds(Cursor& cursor, size_t* content, size_t* next, bool* terminator,
+                       bool* dwarf64 = nullptr) {
   uint64_t length = cursor.fixed(4);
+  if (dwarf64 != nullptr) *dwarf64 = length == 0xffffffff;
   if (cursor.failed) return false;
   if (length == 0) {
     *terminator = true;
@@ -344,13 +360,31 @@ bool read_entry_bounds(Cursor& cursor, size_t* content, size_t* next, bool* term
   return true;
 }
 
-bool parse_cie(const EhFrameSection& section, size_t offset, Cie* cie) {
+// What differs between the two sections. .eh_frame: CIE id 0, an FDE's CIE pointer is
+// relative to itself, addresses are DW_EH_PE-encoded (pc-relative against the section's
+// run-time address). .debug_frame: CIE id all ones (4 or 8 bytes, 64-bit DWARF), the CIE
+// pointer is an offset from the section's start, addresses are absolute link-time ones
+// (the image's load bias is added).
+struct Format {
+  bool debug_frame = false;
+  const uint8_t* bytes = nullptr;
+  size_t size = 0;
+  uint64_t address = 0;  // .eh_frame: run-time address of bytes[0]
+  uint64_t bias = 0;     // .debug_frame: load bias
+};
+
+bool parse_cie(const Format& section, size_t offset, Cie* cie) {
   Cursor cursor{section.bytes, offset, section.size};
   size_t content = 0, next = 0;
-  bool terminator = false;
-  if (!read_entry_bounds(cursor, &content, &next, &terminator) || terminator) return false;
+  bool terminator = false, dwarf64 = false;
+  if (!read_entry_bounds(cursor, &content, &next, &terminator, &dwarf64) || terminator) return false;
   cursor.end = next;
-  if (cursor.fixed(4) != 0) return false;  // a CIE's id is 0 in .eh_frame
+  if (!section.debug_frame) {
+    if (cursor.fixed(4) != 0) return false;  // a CIE's id is 0 in .eh_frame
+  } else if (dwarf64 ? cursor.fixed(8) != ~uint64_t{0} : cursor.fixed(4) != 0xffffffff) {
+    return false;
+  }
+  cie->location_bias = section.debug_frame ? section.bias : 0;
   uint8_t version = cursor.u8();
   if (version != 1 && version != 3 && version != 4) return false;
   char augmentation[8] = {};
@@ -400,9 +434,7 @@ bool parse_cie(const EhFrameSection& section, size_t offset, Cie* cie) {
   return true;
 }
 
-}  // namespace
-
-CompileResult compile_eh_frame(const EhFrameSection& section, RowSink sink, void* context) {
+CompileResult compile_frames(const Format& section, RowSink sink, void* context) {
   CompileResult result;
   auto fail = [&](size_t offset, const char* what) {
     result.ok = false;
@@ -419,19 +451,38 @@ CompileResult compile_eh_frame(const EhFrameSection& section, RowSink sink, void
     Cursor cursor{section.bytes, offset, section.size};
     size_t content = 0, next = 0;
     bool terminator = false;
-    if (!read_entry_bounds(cursor, &content, &next, &terminator))
+    bool dwarf64 = false;
+    if (!read_entry_bounds(cursor, &content, &next, &terminator, &dwarf64))
       return fail(offset, "an entry length within the section");
-    if (terminator) break;
+    if (terminator) {
+      if (section.debug_frame) {  // .debug_frame has no terminator: padding, go on
+        offset = cursor.position;
+        continue;
+      }
+      break;
+    }
     cursor.end = next;
     size_t id_position = cursor.position;
-    uint64_t cie_pointer = cursor.fixed(4);
-    if (cursor.failed) return fail(offset, "a CIE id or pointer");
-    if (cie_pointer == 0) {  // a CIE: parsed when an FDE uses it
-      offset = next;
-      continue;
+    size_t cie_offset = 0;
+    if (!section.debug_frame) {
+      uint64_t cie_pointer = cursor.fixed(4);
+      if (cursor.failed) return fail(offset, "a CIE id or pointer");
+      if (cie_pointer == 0) {  // a CIE: parsed when an FDE uses it
+        offset = next;
+        continue;
+      }
+      if (cie_pointer > id_position) return fail(id_position, "a CIE pointer inside the section");
+      cie_offset = id_position - cie_pointer;
+    } else {
+      uint64_t cie_pointer = dwarf64 ? cursor.fixed(8) : cursor.fixed(4);
+      if (cursor.failed) return fail(offset, "a CIE id or pointer");
+      if (cie_pointer == (dwarf64 ? ~uint64_t{0} : 0xffffffff)) {
+        offset = next;
+        continue;
+      }
+      if (cie_pointer >= section.size) return fail(id_position, "a CIE offset inside the section");
+      cie_offset = cie_pointer;
     }
-    if (cie_pointer > id_position) return fail(id_position, "a CIE pointer inside the section");
-    size_t cie_offset = id_position - cie_pointer;
     if (cie_offset != cached_cie_offset) {
       cie = Cie{};
       if (!parse_cie(section, cie_offset, &cie)) return fail(cie_offset, "a well-formed CIE");
@@ -447,6 +498,7 @@ CompileResult compile_eh_frame(const EhFrameSection& section, RowSink sink, void
         !read_pointer(cursor, cie.pointer_encoding & 0x0f, 0, &pc_range)) {
       return fail(cursor.position, "an FDE's address range");
     }
+    pc_begin += cie.location_bias;
     if (cie.has_augmentation_data) {
       cursor.skip(cursor.uleb());
       if (cursor.failed) return fail(cursor.position, "an FDE's augmentation data");
@@ -469,6 +521,16 @@ CompileResult compile_eh_frame(const EhFrameSection& section, RowSink sink, void
     offset = next;
   }
   return result;
+}
+
+}  // namespace
+
+CompileResult compile_eh_frame(const EhFrameSection& section, RowSink sink, void* context) {
+  return compile_frames({false, section.bytes, section.size, section.address, 0}, sink, context);
+}
+
+CompileResult compile_debug_frame(const DebugFrameSection& section, RowSink sink, void* context) {
+  return compile_frames({true, section.bytes, section.size, 0, section.load_bias}, sink, context);
 }
 
 namespace {

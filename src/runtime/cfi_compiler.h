@@ -1,4 +1,4 @@
-// Compiles the call-frame programs of an .eh_frame section (x86-64) into rows of compact
+// Compiles the call-frame programs of an .eh_frame or .debug_frame section (x86-64) into rows of compact
 // unwind rules, one row per address range where the rule is constant (framehop's design):
 // the signal handler then only binary-searches rows and applies one. Runs outside the
 // handler (it is not async-signal-safe only in that it may be slow), reads nothing but
@@ -18,7 +18,9 @@ enum class RuleKind : uint8_t {
   plt,          // the PLT's expression: CFA = rsp + cfa_offset + ((pc & 15) >= threshold ? 8 : 0)
   root,         // the return address is undefined: the thread's outermost frame
   signal,       // a signal trampoline (__restore_rt): the interrupted registers are at rsp
-  unsupported,  // a rule this compiler does not model (another CFA register, an expression)
+  stack_switch, // the return address kept in a register, or the CFA in another register
+                // and the return address not at CFA-8: __longjmp, setcontext, vfork's return
+  unsupported,  // a rule this compiler does not model (a CFA expression, ...)
 };
 
 enum class RbpRule : uint8_t {
@@ -42,6 +44,14 @@ struct EhFrameSection {
   uint64_t address = 0;  // the run-time address of bytes[0] (pc-relative pointers)
 };
 
+// A .debug_frame section (not loaded: read from the image's file). Its addresses are
+// link-time ones: `load_bias` (dl_iterate_phdr's dlpi_addr) makes them run-time ones.
+struct DebugFrameSection {
+  const uint8_t* bytes = nullptr;
+  size_t size = 0;
+  uint64_t load_bias = 0;
+};
+
 struct CompileResult {
   bool ok = true;
   size_t error_offset = 0;    // first malformed byte, when !ok
@@ -55,6 +65,10 @@ using RowSink = void (*)(void* context, const UnwindRow& row);
 // Compiles every FDE of the section, from its start to its zero terminator or its end.
 // Rows of FDEs that precede a malformed entry have been delivered.
 CompileResult compile_eh_frame(const EhFrameSection& section, RowSink sink, void* context);
+// The same for .debug_frame: CIE id all ones, CIE pointers from the section's start,
+// absolute addresses (a CIE without augmentation has no pointer encoding), 64-bit DWARF
+// entries too; zero-length entries are skipped (no terminator).
+CompileResult compile_debug_frame(const DebugFrameSection& section, RowSink sink, void* context);
 
 // Sorts rows by address and merges them in place: at one address the start of a function
 // wins over the end (RuleKind::none) of the one before; runs of one rule become one row.

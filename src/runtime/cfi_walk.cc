@@ -40,14 +40,30 @@ int walk_stack_cfi(const UnwindIndex* index, const Registers& registers,
   bool exact_pc = true;  // the interrupted pc, not a return address
   bool fp_known = true;
   for (;;) {
+    if (exact_pc && index != nullptr && pc >= index->swapcontext_start && pc < index->swapcontext_end) {
+      *cut = StackCut::stack_switch;
+      break;
+    }
     const UnwindRow* row = index == nullptr ? nullptr : find_unwind_row(*index, exact_pc ? pc : pc - 1);
     if (row == nullptr) {
+      // A return address at a function's first instruction, right after code without
+      // rules, was pushed, not left by a call: makecontext's return into __start_context,
+      // a coroutine's root. Reported one past it, as a return address (readers subtract one).
+      const UnwindRow* entry = exact_pc || index == nullptr ? nullptr : find_unwind_row(*index, pc);
+      if (entry != nullptr && entry->address == pc) {
+        pcs[depth - 1] = pc + 1;
+        break;
+      }
       *cut = StackCut::no_unwind_info;
       break;
     }
     if (row->kind == RuleKind::root) break;
     if (row->kind == RuleKind::unsupported) {
       *cut = StackCut::unsupported;
+      break;
+    }
+    if (row->kind == RuleKind::stack_switch) {
+      *cut = StackCut::stack_switch;
       break;
     }
     if (row->kind == RuleKind::signal) {

@@ -2,7 +2,9 @@
 // looked up in the published unwind index (unwind_index.h) and applied: CFA from rsp or
 // rbp (a frame-pointer frame), the return address at CFA-8, rbp where the CFI saved it.
 // Signal trampolines (__restore_rt) continue from the interrupted registers saved in the
-// signal frame; PLT stubs use their CFA expression. Every stack load is checked against
+// signal frame; PLT stubs use their CFA expression. A ucontext coroutine's stack ends at
+// __start_context (makecontext's pushed return address); code that switches stacks
+// (__longjmp, setcontext, vfork's return) ends the walk as a cut (StackCut::stack_switch). Every stack load is checked against
 // the thread's stack bounds, and one outside them goes through process_vm_readv (a failed
 // read, never a fault). No allocation, no lock: async-signal-safe.
 #pragma once

@@ -16,8 +16,10 @@ enum class StackCut : uint8_t {
   bad_stack,       // a load outside the stack, or unreadable
   no_progress,     // the CFA did not move up the stack
   too_deep,        // more frames than a stack holds
+  stack_switch,    // code between two stacks: __longjmp, setcontext/swapcontext mid-switch,
+                   // vfork's return (the CFA or return address in a register the walk lacks)
 };
-inline constexpr int kStackCutKinds = 6;
+inline constexpr int kStackCutKinds = 7;
 
 // A caller-position address inside the reason's frame function (one past its start, as a
 // return address is: readers subtract one from callers' addresses).

@@ -1,5 +1,8 @@
 #include "runtime/unwind_index.h"
 
+#include "runtime/debug_frame_file.h"
+
+#include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
 #include <string.h>
@@ -26,6 +29,7 @@ constexpr size_t kHeaderBytes = offsetof(UnwindIndex, rows);
 struct Builder {
   UnwindIndex* index = nullptr;
   size_t capacity = 0;  // rows
+  size_t visited = 0;   // images dl_iterate_phdr gave (the first is the executable)
   bool out_of_memory = false;
 
   bool reserve(size_t rows) {
@@ -74,8 +78,49 @@ bool eh_frame_from_header(uintptr_t header, uintptr_t* eh_frame) {
   return true;
 }
 
+// Passes on the rows of .debug_frame's FDEs whose start .eh_frame does not cover (in an
+// image with both, as a -g build's crt files and its own code, the FDEs are the same).
+struct UncoveredFdes {
+  Builder* builder;
+  size_t eh_first, eh_count;  // the image's sorted .eh_frame rows
+  bool in_fde = false, skip = false;
+
+  static void append(void* context, const UnwindRow& row) {
+    auto* self = static_cast<UncoveredFdes*>(context);
+    if (!self->in_fde) {  // an FDE's first row: at its start
+      self->in_fde = true;
+      self->skip = find_unwind_row(self->builder->index->rows + self->eh_first, self->eh_count, row.address) != nullptr;
+    }
+    if (row.kind == RuleKind::none) self->in_fde = false;  // its end
+    if (!self->skip) Builder::append(self->builder, row);
+  }
+};
+
+void add_debug_frame(dl_phdr_info* info, Builder* builder, size_t eh_first) {
+  // The executable's name is empty; the vDSO's is not a path.
+  const char* path = info->dlpi_name;
+  if (path == nullptr || path[0] == 0) {
+    if (builder->visited != 1) return;
+    path = "/proc/self/exe";
+  } else if (path[0] != '/') {
+    return;
+  }
+  MappedDebugFrame mapped;
+  if (!map_debug_frame(path, &mapped)) return;
+  // The image's .eh_frame rows sorted, so that .debug_frame's FDEs can be checked against
+  // them (only here: sorting every image twice doubles the build's time).
+  builder->index->count = eh_first + sort_unwind_rows(builder->index->rows + eh_first, builder->index->count - eh_first);
+  UncoveredFdes filter{builder, eh_first, builder->index->count - eh_first};
+  size_t before = builder->index->count;
+  CompileResult result = compile_debug_frame({mapped.bytes, mapped.size, info->dlpi_addr}, UncoveredFdes::append, &filter);
+  unmap_debug_frame(&mapped);
+  if (builder->index->count != before) ++builder->index->debug_frame_images;
+  if (!result.ok) ++builder->index->broken_images;
+}
+
 int add_image(dl_phdr_info* info, size_t, void* context) {
   auto* builder = static_cast<Builder*>(context);
+  ++builder->visited;
   if (builder->index != nullptr && builder->index->images == 0) {
     builder->index->loads = info->dlpi_adds;
     builder->index->unloads = info->dlpi_subs;
@@ -84,8 +129,13 @@ int add_image(dl_phdr_info* info, size_t, void* context) {
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME) header = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
   }
+  size_t first = builder->index->count;
   uintptr_t eh_frame = 0;
-  if (header == 0 || !eh_frame_from_header(header, &eh_frame)) return 0;
+  if (header == 0 || !eh_frame_from_header(header, &eh_frame)) {
+    add_debug_frame(info, builder, first);
+    if (builder->index->count != first) ++builder->index->images;
+    return 0;
+  }
   // The section's size is not recorded in memory: it ends at its terminator, at the latest
   // where its loadable segment does.
   size_t size = 0;
@@ -98,10 +148,9 @@ int add_image(dl_phdr_info* info, size_t, void* context) {
   if (size == 0) return 0;
   EhFrameSection section{reinterpret_cast<const uint8_t*>(eh_frame), size, eh_frame};
   CompileResult result = compile_eh_frame(section, Builder::append, builder);
-  if (builder->index != nullptr) {
-    ++builder->index->images;
-    if (!result.ok) ++builder->index->broken_images;
-  }
+  add_debug_frame(info, builder, first);
+  ++builder->index->images;
+  if (!result.ok) ++builder->index->broken_images;
   return 0;
 }
 
@@ -132,6 +181,18 @@ void retire(UnwindIndex* old) {
     }
   }
   // Sixteen builds while a handler never left: keep leaking rather than unmap under it.
+}
+
+// The range of libc's swapcontext (its .dynsym entry's size), or nothing.
+void find_swapcontext(UnwindIndex* index) {
+  void* address = dlsym(RTLD_DEFAULT, "swapcontext");
+  Dl_info info;
+  void* entry = nullptr;
+  if (address == nullptr || dladdr1(address, &info, &entry, RTLD_DL_SYMENT) == 0 || entry == nullptr) return;
+  const auto* symbol = static_cast<const ElfW(Sym)*>(entry);
+  if (symbol->st_size == 0) return;
+  index->swapcontext_start = reinterpret_cast<uintptr_t>(address);
+  index->swapcontext_end = index->swapcontext_start + symbol->st_size;
 }
 
 struct LoadCounts {
@@ -173,6 +234,7 @@ bool refresh_unwind_index(bool force) {
     return false;
   }
   builder.index->count = sort_unwind_rows(builder.index->rows, builder.index->count);
+  find_swapcontext(builder.index);
   unknown_code.store(false, std::memory_order_relaxed);
   UnwindIndex* replaced = current.exchange(builder.index, std::memory_order_seq_cst);
   if (replaced != nullptr) retire(replaced);

@@ -1,5 +1,7 @@
 // The unwind rules of every loaded image (executable, libraries, vDSO), compiled from
-// their in-memory .eh_frame (found through PT_GNU_EH_FRAME) into one address-sorted array
+// their in-memory .eh_frame (found through PT_GNU_EH_FRAME), and from the .debug_frame of
+// their file for functions .eh_frame does not cover (code built -g without unwind
+// tables: debug_frame_file.h), into one address-sorted array
 // of rows in memory of its own (mmap). Built outside the signal handler: when profiling
 // starts, and by the service thread when the loader's counts of loads and unloads
 // (dlpi_adds, dlpi_subs) changed: it looks every 100 ms, and at once when a handler met
@@ -24,7 +26,11 @@ struct UnwindIndex {
   unsigned long long loads = 0;    // dl_iterate_phdr's dlpi_adds when built
   unsigned long long unloads = 0;  // dlpi_subs
   size_t images = 0;               // images with CFI
-  size_t broken_images = 0;        // whose .eh_frame did not compile to the end
+  size_t broken_images = 0;        // whose .eh_frame or .debug_frame did not compile to the end
+  size_t debug_frame_images = 0;   // images with rows from .debug_frame
+  // libc's swapcontext: its CFI describes the old stack after rsp became the new one, so
+  // a sample in it is cut (StackCut::stack_switch) rather than walked on garbage.
+  uint64_t swapcontext_start = 0, swapcontext_end = 0;
   UnwindRow rows[1];               // `count` of them
 };
 

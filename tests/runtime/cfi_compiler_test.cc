@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "runtime/cfi_compiler.h"
+#include "runtime/debug_frame_file.h"
 
 namespace tally::runtime {
 namespace {
@@ -26,6 +27,7 @@ struct ElfFile {
   Elf* elf = nullptr;
   std::vector<uint8_t> eh_frame;
   uint64_t eh_frame_address = 0;
+  std::vector<uint8_t> debug_frame;
 
   explicit ElfFile(const std::string& path) {
     elf_version(EV_CURRENT);
@@ -38,10 +40,14 @@ struct ElfFile {
       GElf_Shdr header;
       if (gelf_getshdr(section, &header) == nullptr) continue;
       const char* name = elf_strptr(elf, names, header.sh_name);
-      if (name == nullptr || strcmp(name, ".eh_frame") != 0) continue;
+      if (name == nullptr || (strcmp(name, ".eh_frame") != 0 && strcmp(name, ".debug_frame") != 0)) continue;
       Elf_Data* data = elf_rawdata(section, nullptr);
       if (data == nullptr) continue;
       const auto* bytes = static_cast<const uint8_t*>(data->d_buf);
+      if (strcmp(name, ".debug_frame") == 0) {
+        debug_frame.assign(bytes, bytes + data->d_size);
+        continue;
+      }
       eh_frame.assign(bytes, bytes + data->d_size);
       eh_frame_address = header.sh_addr;
     }
@@ -111,6 +117,16 @@ Expected libdw_rule_of(Dwarf_Frame* frame) {
     expected.kind = RuleKind::signal;
   } else if (ra_ok && ra_ops == ra_ops_mem && ra_count == 0) {  // undefined
     expected.kind = RuleKind::root;
+  } else if (dwarf_frame_cfa(frame, &cfa_ops, &cfa_count) == 0 &&
+             ((cfa_count == 1 && cfa_ops[0].atom == DW_OP_bregx && cfa_ops[0].number < 16 &&
+               cfa_ops[0].number != 6 && cfa_ops[0].number != 7 &&
+               !(ra_ok && saved_at_cfa(ra_ops, ra_count, &ra_offset) && ra_offset == -8)) ||
+              (ra_ok && ra_count == 1 && ra_ops != nullptr &&
+               (ra_ops[0].atom == DW_OP_regx || (ra_ops[0].atom >= DW_OP_reg0 && ra_ops[0].atom <= DW_OP_reg31) ||
+                (ra_ops[0].atom == DW_OP_bregx && ra_ops[0].number2 == 0))))) {
+    // The return address kept in a register, or the CFA in another general register with
+    // the return address elsewhere than just below it.
+    expected.kind = RuleKind::stack_switch;
   } else if (!ra_ok || !saved_at_cfa(ra_ops, ra_count, &ra_offset) || ra_offset != -8 ||
              dwarf_frame_cfa(frame, &cfa_ops, &cfa_count) != 0) {
     expected.kind = RuleKind::unsupported;
@@ -199,7 +215,8 @@ TEST_P(CfiCompilerAgainstLibdw, RulesMatchAtEveryRowBoundaryAndInside) {
   if (GetParam().find("libc.so") != std::string::npos) {
     // libc has them all: __restore_rt (signal), _start/clone3's undefined return address,
     // its PLT, frame-pointer frames.
-    for (RuleKind kind : {RuleKind::signal, RuleKind::root, RuleKind::plt, RuleKind::cfa_rbp}) {
+    // __longjmp (CFA in rdi), setcontext (rdx), vfork (return address in rdi).
+    for (RuleKind kind : {RuleKind::signal, RuleKind::root, RuleKind::plt, RuleKind::cfa_rbp, RuleKind::stack_switch}) {
       bool found = false;
       for (const auto& row : rows) found = found || row.kind == kind;
       EXPECT_TRUE(found) << "no row of kind " << static_cast<int>(kind);
@@ -216,6 +233,143 @@ INSTANTIATE_TEST_SUITE_P(MachineLibraries, CfiCompilerAgainstLibdw,
                                            "/lib/x86_64-linux-gnu/libm.so.6",
                                            "/lib/x86_64-linux-gnu/libz.so.1",
                                            "/proc/self/exe"));
+
+// .debug_frame (issue 20): a program built -g without unwind tables has its functions'
+// rules only there. The rows compiled from it (absolute addresses, CIE id all ones) against
+// libdw's dwarf_getcfi, which reads .debug_frame alone; with a load bias, the same rows
+// moved.
+TEST(CfiCompilerDebugFrame, RulesMatchLibdwAtEveryRowBoundaryAndInside) {
+  ElfFile file(DEBUG_FRAME_WORKLOAD);
+  ASSERT_NE(file.elf, nullptr);
+  ASSERT_FALSE(file.debug_frame.empty()) << DEBUG_FRAME_WORKLOAD << " has no .debug_frame";
+  std::vector<UnwindRow> rows;
+  CompileResult result = compile_debug_frame({file.debug_frame.data(), file.debug_frame.size(), 0}, collect, &rows);
+  ASSERT_TRUE(result.ok) << (result.error ? result.error : "") << " at " << result.error_offset;
+  rows.resize(sort_unwind_rows(rows.data(), rows.size()));
+  EXPECT_GE(result.fdes, 5u) << "main, the recursion, the leaf, the thread's rounds";
+  Dwarf* dwarf = dwarf_begin_elf(file.elf, DWARF_C_READ, nullptr);
+  ASSERT_NE(dwarf, nullptr);
+  Dwarf_CFI* cfi = dwarf_getcfi(dwarf);
+  ASSERT_NE(cfi, nullptr);
+  Comparison comparison;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    uint64_t start = rows[i].address;
+    uint64_t end = i + 1 < rows.size() ? rows[i + 1].address : start + 1;
+    compare_at(cfi, rows, start, comparison);
+    compare_at(cfi, rows, end - 1, comparison);
+    compare_at(cfi, rows, start + (end - start) / 2, comparison);
+  }
+  EXPECT_GT(comparison.covered, 20u);
+  EXPECT_EQ(comparison.mismatches, 0u) << "of " << comparison.addresses << " addresses:\n"
+                                       << comparison.first_mismatches;
+  // Frameless code: CFA from rsp with offsets that move as registers are pushed.
+  size_t rsp_rows = 0;
+  for (const auto& row : rows) rsp_rows += row.kind == RuleKind::cfa_rsp && row.cfa_offset > 8;
+  EXPECT_GT(rsp_rows, 3u);
+  dwarf_end(dwarf);
+
+  std::vector<UnwindRow> moved;
+  constexpr uint64_t kBias = 0x7f0000000000;
+  compile_debug_frame({file.debug_frame.data(), file.debug_frame.size(), kBias}, collect, &moved);
+  moved.resize(sort_unwind_rows(moved.data(), moved.size()));
+  ASSERT_EQ(moved.size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    UnwindRow expected = rows[i];
+    expected.address += kBias;
+    EXPECT_EQ(moved[i], expected) << "row " << i;
+  }
+}
+
+// The index builder finds .debug_frame in the image's file: the same bytes libelf finds;
+// a file without one, or cut short (section headers past its end), or not ELF, gives none.
+TEST(DebugFrameFile, MapsTheSectionOrRefuses) {
+  ElfFile file(DEBUG_FRAME_WORKLOAD);
+  ASSERT_FALSE(file.debug_frame.empty());
+  MappedDebugFrame mapped;
+  ASSERT_TRUE(map_debug_frame(DEBUG_FRAME_WORKLOAD, &mapped));
+  ASSERT_EQ(mapped.size, file.debug_frame.size());
+  EXPECT_EQ(memcmp(mapped.bytes, file.debug_frame.data(), mapped.size), 0);
+  unmap_debug_frame(&mapped);
+  EXPECT_EQ(mapped.mapping, nullptr);
+
+  EXPECT_FALSE(map_debug_frame("/lib/x86_64-linux-gnu/libc.so.6", &mapped)) << "Debian's libc has none";
+  EXPECT_FALSE(map_debug_frame("/nonexistent/file", &mapped));
+  EXPECT_FALSE(map_debug_frame("/proc/self/status", &mapped)) << "not a regular ELF file";
+  // The workload cut at its half: the section headers (at the end) are gone.
+  char path[] = "/tmp/tally-debug-frame-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  FILE* whole = fopen(DEBUG_FRAME_WORKLOAD, "rb");
+  ASSERT_NE(whole, nullptr);
+  std::vector<char> bytes(1 << 20);
+  size_t length = fread(bytes.data(), 1, bytes.size(), whole);
+  fclose(whole);
+  ASSERT_GT(length, 1000u);
+  ASSERT_EQ(write(fd, bytes.data(), length / 2), static_cast<ssize_t>(length / 2));
+  close(fd);
+  EXPECT_FALSE(map_debug_frame(path, &mapped));
+  unlink(path);
+}
+
+// The format's differences, on a hand-made section: a 32-bit CIE (id 0xffffffff) and a
+// 64-bit one (length 0xffffffff, id all ones), their FDEs pointing back by section offset,
+// absolute 8-byte addresses, and zero padding between entries.
+TEST(CfiCompilerDebugFrame, ReadsBothDwarfFormatsAndSkipsPadding) {
+  std::vector<uint8_t> bytes;
+  auto u32 = [&](uint32_t v) { for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<uint8_t>(v >> (8 * i))); };
+  auto u64 = [&](uint64_t v) { for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<uint8_t>(v >> (8 * i))); };
+  // CIE (32-bit) at 0: version 1, "", code 1, data -8, ra 16; def_cfa rsp+8, offset ra at cfa-8.
+  std::vector<uint8_t> cie_body = {1, 0, 1, 0x78, 16, 0x0c, 7, 8, 0x90, 1};
+  u32(static_cast<uint32_t>(4 + cie_body.size()));
+  u32(0xffffffff);
+  bytes.insert(bytes.end(), cie_body.begin(), cie_body.end());
+  u32(0);  // padding
+  // FDE (32-bit): CIE at 0, 0x1000..0x1020; at +4 def_cfa_offset 16.
+  std::vector<uint8_t> program = {0x44, 0x0e, 16};
+  u32(static_cast<uint32_t>(4 + 16 + program.size()));
+  u32(0);
+  u64(0x1000);
+  u64(0x20);
+  bytes.insert(bytes.end(), program.begin(), program.end());
+  // CIE (64-bit) with the same rules.
+  size_t cie64 = bytes.size();
+  u32(0xffffffff);
+  u64(8 + cie_body.size());
+  u64(~uint64_t{0});
+  bytes.insert(bytes.end(), cie_body.begin(), cie_body.end());
+  // FDE (64-bit): 0x2000..0x2010, no program.
+  u32(0xffffffff);
+  u64(8 + 16);
+  u64(cie64);
+  u64(0x2000);
+  u64(0x10);
+
+  std::vector<UnwindRow> rows;
+  CompileResult result = compile_debug_frame({bytes.data(), bytes.size(), 0x10000}, collect, &rows);
+  ASSERT_TRUE(result.ok) << (result.error ? result.error : "") << " at " << result.error_offset;
+  EXPECT_EQ(result.fdes, 2u);
+  rows.resize(sort_unwind_rows(rows.data(), rows.size()));
+  auto at = [&](uint64_t address) { return find_unwind_row(rows.data(), rows.size(), address); };
+  ASSERT_NE(at(0x11000), nullptr);
+  EXPECT_EQ(at(0x11000)->kind, RuleKind::cfa_rsp);
+  EXPECT_EQ(at(0x11003)->cfa_offset, 8);
+  EXPECT_EQ(at(0x11004)->cfa_offset, 16);
+  EXPECT_EQ(at(0x1101f)->cfa_offset, 16);
+  EXPECT_EQ(at(0x11020), nullptr);
+  EXPECT_EQ(at(0x1000), nullptr) << "the load bias is added";
+  ASSERT_NE(at(0x12000), nullptr);
+  EXPECT_EQ(at(0x1200f)->cfa_offset, 8);
+  EXPECT_EQ(at(0x12010), nullptr);
+
+  // An .eh_frame reading of the same bytes fails (CIE id, CIE pointer), a .debug_frame one
+  // with a CIE offset past the end reports it.
+  bytes[bytes.size() - 24] = 0xff;  // the 64-bit FDE's CIE offset, low byte
+  bytes[bytes.size() - 23] = 0xff;
+  rows.clear();
+  result = compile_debug_frame({bytes.data(), bytes.size(), 0}, collect, &rows);
+  ASSERT_FALSE(result.ok);
+  EXPECT_STREQ(result.error, "a CIE offset inside the section");
+}
 
 // Cut anywhere, or with bytes flipped, a real .eh_frame gives an error or rows; the rows of
 // a cut section are a prefix of the whole one's FDEs (nothing invented).
