@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -28,6 +29,7 @@
 
 #include "core/checked_math.h"
 #include "formats/callgrind/callgrind.h"
+#include "formats/callgrind/chunk_lexer.h"
 #include "formats/callgrind/compressed_names.h"
 #include "formats/callgrind/events.h"
 #include "formats/callgrind/key_table.h"
@@ -122,8 +124,8 @@ std::string shorten(std::string_view s) {
 class Reader {
  public:
   Reader(std::string_view text, const std::string& source, core::Diagnostics& diagnostics,
-         core::PositionDetail detail, core::PositionCounts* counts)
-      : text_(text), source_(source), diagnostics_(diagnostics),
+         core::PositionDetail detail, core::PositionCounts* counts, const Lexing& lexing)
+      : text_(text), source_(source), diagnostics_(diagnostics), lexing_(lexing),
         by_function_(detail == core::PositionDetail::functions),
         counts_(by_function_ ? counts : nullptr) {
     parts_.emplace_back();
@@ -138,6 +140,16 @@ class Reader {
     const char* p = text_.data();
     const char* const end = p + text_.size();
     if (text_.starts_with("\xEF\xBB\xBF")) p += 3;  // a UTF-8 byte order mark
+    if (lexing_.threads > 0)
+      read_lexed(std::string_view(p, static_cast<size_t>(end - p)));
+    else
+      read_lines(p, end);
+    finish();
+    return std::move(profile_);
+  }
+
+ private:
+  void read_lines(const char* p, const char* const end) {
     const char* next_report = p + kProgressStep;
     while (p < end) {
       if (p >= next_report && on_progress_) {
@@ -152,11 +164,29 @@ class Reader {
       handle(line);
       p = nl ? nl + 1 : end;
     }
-    finish();
-    return std::move(profile_);
   }
 
- private:
+  // As read_lines, the lines cut and the cost lines scanned on other threads.
+  void read_lexed(std::string_view text) {
+    ChunkPipeline pipeline(text, lexing_.chunk_bytes, lexing_.threads);
+    const char* next_report = text.data() + kProgressStep;
+    while (const LexedChunk* chunk = pipeline.next()) {
+      const LexedWord* words = chunk->words.data();
+      for (const LexedLine& line : chunk->lines) {
+        if (line.text >= next_report && on_progress_) {
+          on_progress_(static_cast<uint64_t>(line.text - text_.data()), progress_context_);
+          next_report = line.text + kProgressStep;
+        }
+        ++line_number_;
+        if (line.words != LexedLine::kText) {
+          const bool done = lexed_cost_line(words, line.words);
+          words += line.words;
+          if (done) continue;
+        }
+        handle(std::string_view(line.text, line.size));
+      }
+    }
+  }
   [[noreturn]] void fail(const std::string& what) const { core::fail_at_line(line_number_, what); }
 
   PartState& part() { return parts_.back(); }
@@ -563,6 +593,55 @@ class Reader {
     LineScan s(line);
     const Position pos = position(s, pending_call_ ? "call cost line" : "cost line");
     const size_t n = read_costs(s, costs_.data(), "cost line", !pending_jump_);
+    apply_cost_line(pos, n);
+  }
+
+  // cost_line from the lexer's words. False, with nothing changed, when the line is not
+  // the plain case (an error to report, a range, a relative cost): cost_line reads its text.
+  bool lexed_cost_line(const LexedWord* words, size_t count) {
+    const PartState& p = part();
+    const size_t subs = subs_.size(), columns = p.columns.size();
+    if (!p.has_events || !cur_.has_fn || count < subs || count - subs > columns) return false;
+    Position pos;
+    for (size_t k = 0; k < subs; ++k) {
+      const LexedWord& w = words[k];
+      if (w.range) return false;
+      const Sub sub = subs_[k];
+      const uint64_t base = sub == Sub::instr ? base_.addr : sub == Sub::bb ? base_.bb : base_.line;
+      uint64_t v = w.value;
+      switch (w.kind) {
+        case SubPosition::Kind::absolute:
+          break;
+        case SubPosition::Kind::same:
+          v = base;
+          break;
+        case SubPosition::Kind::plus:
+          if (base + w.value < base) return false;
+          v = base + w.value;
+          break;
+        case SubPosition::Kind::minus:
+          if (w.value > base) return false;
+          v = base - w.value;
+          break;
+      }
+      (sub == Sub::instr ? pos.addr : sub == Sub::bb ? pos.bb : pos.line) = v;
+    }
+    if (pos.line > UINT32_MAX) return false;
+    const size_t n = count - subs;
+    for (size_t i = 0; i < n; ++i) {
+      const LexedWord& w = words[subs + i];
+      if (w.kind != SubPosition::Kind::absolute || w.range || w.value > uint64_t(INT64_MAX))
+        return false;
+    }
+    for (size_t i = 0; i < n; ++i) costs_[i] = static_cast<int64_t>(words[subs + i].value);
+    for (size_t i = n; i < columns; ++i) costs_[i] = 0;
+    if (!pending_jump_) last_costs_.assign(costs_.data(), costs_.data() + columns);
+    apply_cost_line(pos, n);
+    return true;
+  }
+
+  // A cost line read: self cost, or a call's or a jump's position.
+  void apply_cost_line(const Position& pos, size_t n) {
     PartState& p = part();
     p.has_costs = true;
     cur_.fi_before_fn = false;
@@ -1196,6 +1275,7 @@ class Reader {
   std::string_view text_;
   const std::string& source_;
   core::Diagnostics& diagnostics_;
+  const Lexing lexing_;
   uint64_t line_number_ = 0;
   core::Profile profile_;
   const bool by_function_;  // core::PositionDetail::functions: one location per context
@@ -1266,14 +1346,33 @@ class Reader {
 
 }  // namespace
 
+Lexing default_lexing(size_t text_bytes) {
+  Lexing lexing;
+  // Below a few MB the read takes milliseconds: threads would cost more than they save.
+  const unsigned cores = std::thread::hardware_concurrency();
+  if (text_bytes >= (size_t(4) << 20) && cores >= 2) lexing.threads = std::min(cores - 1, 8u);
+  return lexing;
+}
+
 core::Expected<core::Profile> read_profile(std::span<const uint8_t> bytes, const std::string& source,
                                            core::Diagnostics& diagnostics,
                                            void (*on_progress)(uint64_t, void*),
                                            void* progress_context, core::PositionDetail detail,
                                            core::PositionCounts* counts) {
+  return read_profile_with(bytes, source, diagnostics, default_lexing(bytes.size()), on_progress,
+                           progress_context, detail, counts);
+}
+
+core::Expected<core::Profile> read_profile_with(std::span<const uint8_t> bytes,
+                                                const std::string& source,
+                                                core::Diagnostics& diagnostics,
+                                                const Lexing& lexing,
+                                                void (*on_progress)(uint64_t, void*),
+                                                void* progress_context, core::PositionDetail detail,
+                                                core::PositionCounts* counts) {
   const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   try {
-    Reader reader(text, source, diagnostics, detail, counts);
+    Reader reader(text, source, diagnostics, detail, counts, lexing);
     if (on_progress) reader.report_progress(on_progress, progress_context);
     return reader.read();
   } catch (const core::FormatError& e) {
