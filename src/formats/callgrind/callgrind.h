@@ -54,7 +54,7 @@ core::Expected<core::Profile> read_profile(std::span<const uint8_t> bytes,
 // scans too. The profile, its diagnostics and its errors are the same for any setting.
 struct Lexing {
   unsigned threads = 0;
-  size_t chunk_bytes = 256 << 10;
+  size_t chunk_bytes = 64 << 10;
 };
 
 // What read_profile uses: on a machine of several cores and a text of several MB, the

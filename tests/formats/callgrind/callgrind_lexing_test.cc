@@ -88,7 +88,7 @@ void expect_same_read(const Read& serial, const Read& lexed) {
 // Both details, 1 to 3 threads, chunks from one line each to larger than the text.
 void expect_same_for_every_setting(const std::string& text, bool small_chunks = true) {
   for (const auto detail : {core::PositionDetail::full, core::PositionDetail::functions}) {
-    const Read serial = read(text, Lexing{0, 256 << 10}, detail);
+    const Read serial = read(text, Lexing{0}, detail);
     for (const unsigned threads : {1u, 2u, 3u}) {
       for (const size_t chunk : {size_t(1), size_t(97), size_t(4096), size_t(1) << 20}) {
         if (chunk == 1 && !small_chunks) continue;
