@@ -197,6 +197,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                              nullptr, core::PositionDetail::functions, &counts);
   FUZZ_CHECK(by_function.has_value() == profile.has_value(),
              "the read by function fails where the full read fails");
+  // The same lexed on other threads, positions counted on a thread of their own.
+  core::Diagnostics lexed_by_function_diagnostics;
+  core::PositionCounts lexed_counts;
+  auto lexed_by_function = callgrind::read_profile_with(
+      bytes, "fuzz", lexed_by_function_diagnostics, callgrind::Lexing{1, 64}, nullptr, nullptr,
+      core::PositionDetail::functions, &lexed_counts);
+  FUZZ_CHECK(lexed_by_function.has_value() == by_function.has_value(),
+             "the lexed read by function fails where the read by function fails");
+  if (by_function)
+    FUZZ_CHECK(same_profile(*lexed_by_function, *by_function) &&
+                   lexed_counts.counted == counts.counted &&
+                   lexed_counts.locations == counts.locations &&
+                   lexed_counts.samples == counts.samples && lexed_counts.calls == counts.calls &&
+                   lexed_counts.jumps == counts.jumps,
+               "the lexed read by function makes the same profile and counts");
   if (!profile) {
     FUZZ_CHECK(profile.error().message.starts_with("fuzz: line "), "errors name the line");
     FUZZ_CHECK(by_function.error().message == profile.error().message,

@@ -20,6 +20,7 @@
 // the previous part (or at a second events:); position state (ob, fl, fn) starts afresh.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -34,6 +35,7 @@
 #include "formats/callgrind/events.h"
 #include "formats/callgrind/key_table.h"
 #include "formats/callgrind/line_scan.h"
+#include "formats/callgrind/position_counter.h"
 
 namespace tally::callgrind {
 
@@ -129,6 +131,7 @@ class Reader {
         by_function_(detail == core::PositionDetail::functions),
         counts_(by_function_ ? counts : nullptr) {
     parts_.emplace_back();
+    if (counts_) counter_ = std::make_unique<PositionCounter>(*counts_);
   }
 
   void report_progress(void (*on_progress)(uint64_t, void*), void* context) {
@@ -140,10 +143,12 @@ class Reader {
     const char* p = text_.data();
     const char* const end = p + text_.size();
     if (text_.starts_with("\xEF\xBB\xBF")) p += 3;  // a UTF-8 byte order mark
-    if (lexing_.threads > 0)
+    if (lexing_.threads > 0) {
+      if (counter_) counting_ = std::make_unique<CountingThread>(*counter_);
       read_lexed(std::string_view(p, static_cast<size_t>(end - p)));
-    else
+    } else {
       read_lines(p, end);
+    }
     finish();
     return std::move(profile_);
   }
@@ -665,11 +670,12 @@ class Reader {
     }
     base_ = pos;
     if (counts_) {
-      CountedPosition& counted = count_position(last_position_context_, pos);
-      if (counted.self_part != part_index() + 1) {
-        counted.self_part = part_index() + 1;
-        ++counts_->samples;
-      }
+      CountOp op;
+      op.context = last_position_context_;
+      op.addr = pos.addr;
+      op.line = static_cast<uint32_t>(pos.line);
+      op.part = part_index() + 1;
+      count(op);
     }
     // Self cost.
     Slot& slot = locations_[here].slot;
@@ -853,148 +859,25 @@ class Reader {
 
   // --- Positions -> model ---
 
-  // By function with counts_: what the full read would make, counted without a location
-  // each. Per context (so that the tables of the function being read stay in cache, where
-  // one table for all missed on every line: 45% of the full read), the distinct positions
-  // and the distinct calls and jumps from them. valgrind lists a function's positions
-  // mostly in ascending order (99% of them in a clang -cc1 profile): those are appended to
-  // an array, sequential memory and no hash; the rest, and calls and jumps, go in an
-  // OrderedSet: in the order first seen, with a hash index. Both have a cursor at the last
-  // one found: valgrind lists a function's lines in the same order in every part, so a line
-  // is most often the one after it, checked first.
-  template <typename T>
-  class OrderedSet {
-   public:
-    // The element equal to `key`, added if new (`added`); the reference holds until the
-    // next call.
-    T& find_or_add(const T& key, bool& added) {
-      added = false;
-      if (T* near = find_near(key)) return *near;
-      if ((items_.size() + 1) * 2 > index_.size()) grow();
-      const size_t mask = index_.size() - 1;
-      for (size_t i = key.hash() & mask;; i = (i + 1) & mask) {
-        const uint32_t k = index_[i];
-        if (k == 0) {
-          index_[i] = static_cast<uint32_t>(items_.size() + 1);
-          items_.push_back(key);
-          added = true;
-          return at(items_.size() - 1);
-        }
-        if (items_[k - 1].same(key)) return at(k - 1);
-      }
-    }
-
-    // The element at or after the cursor if it is `key`, else null.
-    T* find_near(const T& key) {
-      for (size_t i = cursor_; i < items_.size() && i <= size_t(cursor_) + 1; ++i)
-        if (items_[i].same(key)) return &at(i);
-      return nullptr;
-    }
-
-   private:
-    T& at(size_t i) {
-      cursor_ = static_cast<uint32_t>(i);
-      return items_[i];
-    }
-    void grow() {
-      std::vector<uint32_t> index(index_.empty() ? 8 : index_.size() * 2, 0);
-      const size_t mask = index.size() - 1;
-      for (size_t k = 0; k < items_.size(); ++k) {
-        size_t i = items_[k].hash() & mask;
-        while (index[i] != 0) i = (i + 1) & mask;
-        index[i] = static_cast<uint32_t>(k + 1);
-      }
-      index_.swap(index);
-    }
-    std::vector<T> items_;
-    std::vector<uint32_t> index_;  // open addressing, at most half full: 1 + item index
-    uint32_t cursor_ = 0;
-  };
-
-  struct CountedPosition {
-    uint64_t addr = 0;
-    uint32_t line = 0;
-    uint32_t self_part = 0;  // 1 + the last part with self cost
-    bool same(const CountedPosition& o) const { return addr == o.addr && line == o.line; }
-    uint64_t hash() const { return core::mix64(addr * 0x9e3779b97f4a7c15ULL ^ line); }
-    bool before(const CountedPosition& o) const {
-      return addr < o.addr || (addr == o.addr && line < o.line);
-    }
-  };
-  // A call or jump from a position of the context to another position, in a part (jumps:
-  // part << 1 | conditional).
-  struct CountedPair {
-    uint32_t from_line = 0, to_line = 0;
-    uint64_t from_addr = 0, to_addr = 0;
-    uint32_t to_context = 0, part = 0;
-    bool same(const CountedPair& o) const {
-      return from_addr == o.from_addr && to_addr == o.to_addr && from_line == o.from_line &&
-             to_line == o.to_line && to_context == o.to_context && part == o.part;
-    }
-    uint64_t hash() const {
-      uint64_t h = core::mix64(from_addr ^ (uint64_t(from_line) << 40));
-      h = core::mix64(h ^ to_addr ^ (uint64_t(to_line) << 32));
-      return core::mix64(h ^ (uint64_t(to_context) << 32 | part));
-    }
-  };
-  struct ContextCounts {
-    std::vector<CountedPosition> ascending;
-    uint32_t cursor = 0;  // in ascending: the last one found
-    OrderedSet<CountedPosition> others;
-    OrderedSet<CountedPair> calls, jumps;
-  };
-  std::vector<ContextCounts> context_counts_;  // by context
-
-  ContextCounts& counts_of(uint32_t context) {
-    if (context >= context_counts_.size()) context_counts_.resize(size_t(context) + 1);
-    return context_counts_[context];
-  }
-
-  // Position `pos` of `context`, counted when first seen; the reference holds until the
-  // next call.
-  CountedPosition& count_position(uint32_t context, const Position& pos) {
-    const CountedPosition key{pos.addr, static_cast<uint32_t>(pos.line), 0};
-    ContextCounts& c = counts_of(context);
-    auto& ascending = c.ascending;
-    if (ascending.empty() || ascending.back().before(key)) {
-      ++counts_->locations;
-      c.cursor = static_cast<uint32_t>(ascending.size());
-      return ascending.emplace_back(key);
-    }
-    for (size_t i = c.cursor; i < ascending.size() && i <= size_t(c.cursor) + 1; ++i)
-      if (ascending[i].same(key)) {
-        c.cursor = static_cast<uint32_t>(i);
-        return ascending[i];
-      }
-    if (CountedPosition* near = c.others.find_near(key)) return *near;
-    const auto it = std::lower_bound(
-        ascending.begin(), ascending.end(), key,
-        [](const CountedPosition& a, const CountedPosition& b) { return a.before(b); });
-    if (it != ascending.end() && it->same(key)) {
-      c.cursor = static_cast<uint32_t>(it - ascending.begin());
-      return *it;
-    }
-    bool added = false;
-    CountedPosition& p = c.others.find_or_add(key, added);
-    if (added) ++counts_->locations;
-    return p;
+  void count(const CountOp& op) {
+    if (counting_)
+      counting_->push(op);
+    else
+      counter_->count(op);
   }
 
   // A call (jumps: a jump) from the last cost line's position to `to` of `to_context`.
   void count_pair(bool jump, uint32_t to_context, const Position& to, uint32_t part) {
-    count_position(last_position_context_, last_position_);
-    count_position(to_context, to);
-    CountedPair k;
-    k.from_line = static_cast<uint32_t>(last_position_.line);
-    k.to_line = static_cast<uint32_t>(to.line);
-    k.from_addr = last_position_.addr;
-    k.to_addr = to.addr;
-    k.to_context = to_context;
-    k.part = part;
-    ContextCounts& c = counts_of(last_position_context_);
-    bool added = false;
-    (jump ? c.jumps : c.calls).find_or_add(k, added);
-    if (added) ++(jump ? counts_->jumps : counts_->calls);
+    CountOp op;
+    op.kind = jump ? CountOp::Kind::jump : CountOp::Kind::call;
+    op.context = last_position_context_;
+    op.addr = last_position_.addr;
+    op.line = static_cast<uint32_t>(last_position_.line);
+    op.to_context = to_context;
+    op.to_addr = to.addr;
+    op.to_line = static_cast<uint32_t>(to.line);
+    op.part = part;
+    count(op);
   }
 
   uint32_t current_context() {
@@ -1120,6 +1003,7 @@ class Reader {
       m.has_line_numbers = graph.has_line;
     }
     for (PartState& p : parts_) graph.parts.push_back(std::move(p.part));
+    if (counting_) counting_->finish();
     if (counts_) counts_->counted = true;
     report_skipped();
   }
@@ -1281,6 +1165,8 @@ class Reader {
   const bool by_function_;  // core::PositionDetail::functions: one location per context
   core::PositionCounts* counts_;  // by function: count what the full read would make
 
+  std::unique_ptr<PositionCounter> counter_;  // with counts_
+  std::unique_ptr<CountingThread> counting_;  // with counts_, when lexing on other threads
   uint32_t last_position_context_ = 0;  // of the last cost line
   Position last_position_;
 
