@@ -57,23 +57,13 @@ void lex_chunk(std::string_view text, LexedChunk& out) {
 }
 
 ChunkPipeline::ChunkPipeline(std::string_view text, size_t chunk_bytes, unsigned threads)
-    : text_(text) {
-  chunk_bytes = std::max<size_t>(chunk_bytes, 1);
+    : text_(text), chunk_bytes_(std::max<size_t>(chunk_bytes, 1)) {
   starts_.push_back(0);
-  for (;;) {
-    const size_t at = starts_.back() + chunk_bytes;
-    if (at >= text.size()) break;
-    const void* nl = std::memchr(text.data() + at, '\n', text.size() - at);
-    if (!nl) break;
-    const size_t next = static_cast<size_t>(static_cast<const char*>(nl) - text.data()) + 1;
-    if (next >= text.size()) break;
-    starts_.push_back(next);
-  }
-  starts_.push_back(text.size());
-  threads = std::clamp<unsigned>(threads, 1, static_cast<unsigned>(std::min<size_t>(chunks(), 64)));
   // A few chunks per thread ahead of the consumer: enough that no thread waits for a slot
   // while the consumer works, few enough that memory does not grow with the file.
-  ring_.resize(std::min<size_t>(chunks(), 2 * size_t(threads) + 2));
+  const size_t most_chunks = text.size() / chunk_bytes_ + 1;
+  threads = std::clamp<unsigned>(threads, 1, static_cast<unsigned>(std::min<size_t>(most_chunks, 64)));
+  ring_.resize(std::min<size_t>(most_chunks, 2 * size_t(threads) + 2));
   threads_.reserve(threads);
   for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this] { lex_loop(); });
 }
@@ -87,20 +77,35 @@ ChunkPipeline::~ChunkPipeline() {
   for (std::thread& t : threads_) t.join();
 }
 
+size_t ChunkPipeline::end_of_chunk(size_t start) const {
+  // At the first line end past chunk_bytes_. Found when the chunk is taken, not all at
+  // once: a look at every boundary would map the whole file at the start.
+  const size_t at = start + chunk_bytes_;
+  if (at >= text_.size()) return text_.size();
+  const void* nl = std::memchr(text_.data() + at, '\n', text_.size() - at);
+  if (!nl) return text_.size();
+  return static_cast<size_t>(static_cast<const char*>(nl) - text_.data()) + 1;
+}
+
 void ChunkPipeline::lex_loop() {
   for (;;) {
-    size_t k = 0;
+    size_t k = 0, start = 0, end = 0;
     {
       std::unique_lock lock(mutex_);
       released_.wait(lock, [&] {
-        return stop_ || next_to_lex_ >= chunks() || next_to_lex_ < released_count_ + ring_.size();
+        return stop_ || last_found_ || next_to_lex_ < released_count_ + ring_.size();
       });
-      if (stop_ || next_to_lex_ >= chunks()) return;
+      if (stop_ || last_found_) return;
       k = next_to_lex_++;
+      start = starts_[k];
+      end = end_of_chunk(start);
+      starts_.push_back(end);
+      if (end == text_.size()) last_found_ = true;
     }
+    if (end == text_.size()) released_.notify_all();  // the other lexers stop
     Slot& slot = ring_[k % ring_.size()];
     try {
-      lex_chunk(text_.substr(starts_[k], starts_[k + 1] - starts_[k]), slot.chunk);
+      lex_chunk(text_.substr(start, end - start), slot.chunk);
     } catch (...) {  // std::bad_alloc: the consumer rethrows it
       std::lock_guard lock(mutex_);
       if (!error_) error_ = std::current_exception();
@@ -124,12 +129,15 @@ const LexedChunk* ChunkPipeline::next() {
     released_count_ = given_;
     released_.notify_all();
   }
-  if (given_ == chunks()) return nullptr;
+  const auto past_the_last = [&] { return last_found_ && given_ + 1 >= starts_.size(); };
   Slot& slot = ring_[given_ % ring_.size()];
-  lexed_.wait(lock, [&] { return slot.ready || error_; });
-  if (!slot.ready) std::rethrow_exception(error_);
-  ++given_;
-  return &slot.chunk;
+  lexed_.wait(lock, [&] { return slot.ready || error_ || past_the_last(); });
+  if (slot.ready) {
+    ++given_;
+    return &slot.chunk;
+  }
+  if (error_) std::rethrow_exception(error_);
+  return nullptr;
 }
 
 }  // namespace tally::callgrind

@@ -56,17 +56,18 @@ class ChunkPipeline {
   // The next chunk, or null after the last. The one given before is reused from this call.
   const LexedChunk* next();
 
-  size_t chunks() const { return starts_.size() - 1; }
-
  private:
   struct Slot {
     LexedChunk chunk;
     bool ready = false;
   };
   void lex_loop();
+  size_t end_of_chunk(size_t start) const;
 
   std::string_view text_;
-  std::vector<size_t> starts_;  // chunk k is [starts_[k], starts_[k + 1])
+  size_t chunk_bytes_;
+  std::vector<size_t> starts_;  // chunk k is [starts_[k], starts_[k + 1]), as they are taken
+  bool last_found_ = false;     // starts_.back() is the end of the text
   std::vector<Slot> ring_;      // chunk k in slot k % size
   std::mutex mutex_;
   std::condition_variable lexed_, released_;

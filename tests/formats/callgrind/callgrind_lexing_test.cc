@@ -103,7 +103,10 @@ void expect_same_for_every_setting(const std::string& text, bool small_chunks = 
 }
 
 size_t chunks_of(const std::string& text, size_t chunk_bytes) {
-  return ChunkPipeline(text, chunk_bytes, 1).chunks();
+  ChunkPipeline pipeline(text, chunk_bytes, 1);
+  size_t n = 0;
+  while (pipeline.next()) ++n;
+  return n;
 }
 
 // The 1-based number of the chunk line `line` (1-based) is in.
