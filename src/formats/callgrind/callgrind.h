@@ -57,9 +57,12 @@ struct Lexing {
   size_t chunk_bytes = 64 << 10;
 };
 
-// What read_profile uses: on a machine of several cores and a text of several MB, the
-// cores but one; else none.
-Lexing default_lexing(size_t text_bytes);
+// What read_profile uses: for a text of 4 MB or more, lexer threads on the cores but one
+// (at most 8), when the machine has a core to spare: its load average over the last minute
+// below cores - 0.5. On a busy machine threads add CPU time (a third more for `cat
+// --summary`) and save no wall time. Else none.
+Lexing default_lexing(size_t text_bytes, unsigned cores, double load_average);
+Lexing default_lexing(size_t text_bytes);  // with this machine's cores and load average
 
 // read_profile with a given Lexing (tests and benchmarks compare settings).
 core::Expected<core::Profile> read_profile_with(std::span<const uint8_t> bytes,

@@ -19,6 +19,7 @@
 // A part starts at a part:, pid:, thread:, positions: or events: line that follows costs of
 // the previous part (or at a second events:); position state (ob, fl, fn) starts afresh.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -1232,12 +1233,18 @@ class Reader {
 
 }  // namespace
 
-Lexing default_lexing(size_t text_bytes) {
+Lexing default_lexing(size_t text_bytes, unsigned cores, double load_average) {
   Lexing lexing;
   // Below a few MB the read takes milliseconds: threads would cost more than they save.
-  const unsigned cores = std::thread::hardware_concurrency();
-  if (text_bytes >= (size_t(4) << 20) && cores >= 2) lexing.threads = std::min(cores - 1, 8u);
+  if (text_bytes >= (size_t(4) << 20) && cores >= 2 && load_average < cores - 0.5)
+    lexing.threads = std::min(cores - 1, 8u);
   return lexing;
+}
+
+Lexing default_lexing(size_t text_bytes) {
+  double load[1] = {0};
+  if (::getloadavg(load, 1) != 1) load[0] = 0;  // unknown: as if idle
+  return default_lexing(text_bytes, std::thread::hardware_concurrency(), load[0]);
 }
 
 core::Expected<core::Profile> read_profile(std::span<const uint8_t> bytes, const std::string& source,

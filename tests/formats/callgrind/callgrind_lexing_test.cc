@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
-#include <thread>
 #include <string>
 #include <vector>
 
@@ -251,11 +250,15 @@ TEST(CallgrindLexing, LinesAreCutAsTheSerialReadCutsThem) {
   EXPECT_EQ(c.words[6].value, 5u);
 }
 
-TEST(CallgrindLexing, DefaultUsesThreadsOnlyForLargeTexts) {
-  EXPECT_EQ(default_lexing(1 << 20).threads, 0u);
-  if (std::thread::hardware_concurrency() >= 2) {
-    EXPECT_GE(default_lexing(size_t(64) << 20).threads, 1u);
-  }
+TEST(CallgrindLexing, DefaultUsesSpareCoresOnlyForLargeTexts) {
+  const size_t large = size_t(64) << 20;
+  EXPECT_EQ(default_lexing(1 << 20, 2, 0.0).threads, 0u);  // small: no threads
+  EXPECT_EQ(default_lexing(large, 1, 0.0).threads, 0u);    // one core
+  EXPECT_EQ(default_lexing(large, 2, 0.3).threads, 1u);    // the cores but one
+  EXPECT_EQ(default_lexing(large, 4, 1.2).threads, 3u);
+  EXPECT_EQ(default_lexing(large, 64, 0.0).threads, 8u);   // at most 8
+  EXPECT_EQ(default_lexing(large, 2, 1.5).threads, 0u);    // no core to spare
+  EXPECT_EQ(default_lexing(large, 2, 12.0).threads, 0u);
 }
 
 }  // namespace
