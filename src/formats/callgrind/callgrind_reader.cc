@@ -1,6 +1,9 @@
 // Callgrind text -> core::Profile (call-graph shape). One pass, a hand-written line scanner:
 // no regex, no allocation per line (names are interned once, positions and edges found in
-// flat hash tables, costs summed into flat arrays); the model is built at the end.
+// flat hash tables, costs summed into flat arrays); the model is built at the end. On a
+// large text, other threads may cut the lines and scan the cost lines' numbers ahead
+// (chunk_lexer.h), and count positions for cat --summary (position_counter.h); everything
+// else stays in this one pass, in file order, so the result does not depend on them.
 //
 // Beyond the spec, the dialect that real writers use (valgrind's dump.c, KCachegrind's
 // loader, callgrind_annotate, pprof, lsprof-style Python exporters):
