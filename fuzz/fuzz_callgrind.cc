@@ -3,7 +3,8 @@
 // position, edges and jumps between valid positions of valid parts, one value per sample
 // type everywhere, part labels only on multi-part files), and the writer, with and without
 // compression, must give text that reads again to the same self costs, calls and jumps at
-// the same positions. (Not to the same text when written again: blocks follow location ids,
+// the same positions; the read lexed on other threads (Lexing) must give the same profile id for
+// id, or the same error. (Not to the same text when written again: blocks follow location ids,
 // which a reader assigns in order of appearance, callees included.)
 #include <algorithm>
 #include <cstdint>
@@ -100,6 +101,20 @@ void check_model(const core::Profile& p) {
   for (core::StringId c : p.comments) FUZZ_CHECK(c < strings, "comment strings exist");
 }
 
+// Every field the reader fills, id for id.
+bool same_profile(const core::Profile& a, const core::Profile& b) {
+  if (a.strings.size() != b.strings.size() || a.sample_count() != b.sample_count()) return false;
+  for (core::StringId i = 0; i < a.strings.size(); ++i)
+    if (a.str(i) != b.str(i)) return false;
+  for (size_t i = 0; i < a.sample_count(); ++i)
+    if (!std::ranges::equal(a.stack(i), b.stack(i)) || !std::ranges::equal(a.values(i), b.values(i)) ||
+        !std::ranges::equal(a.labels(i), b.labels(i)))
+      return false;
+  return a.sample_types == b.sample_types && a.comments == b.comments &&
+         a.attributes == b.attributes && a.mappings == b.mappings && a.functions == b.functions &&
+         a.locations == b.locations && a.call_graph == b.call_graph;
+}
+
 // A position as text: object, function, file, address, line.
 std::string position(const core::Profile& p, core::LocationId id) {
   const core::Location& l = p.location(id);
@@ -160,6 +175,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   core::Diagnostics diagnostics;
   auto profile = callgrind::read_profile(bytes, "fuzz", diagnostics);
+  // Lexed on other threads in chunks of a few lines: the same profile, id for id, the same
+  // warnings, or the same error at the same line.
+  core::Diagnostics lexed_diagnostics;
+  auto lexed = callgrind::read_profile_with(bytes, "fuzz", lexed_diagnostics,
+                                            callgrind::Lexing{2, 64});
+  FUZZ_CHECK(lexed.has_value() == profile.has_value(), "the lexed read fails where the read fails");
+  if (!profile) {
+    FUZZ_CHECK(lexed.error().message == profile.error().message,
+               "the lexed read fails with the read's error");
+  } else {
+    FUZZ_CHECK(same_profile(*lexed, *profile) &&
+                   lexed_diagnostics.warnings() == diagnostics.warnings(),
+               "the lexed read makes the read's profile and warnings");
+  }
   // The read by function (reports by function, cat --summary) fails as the full read
   // does, and counts what the full read made.
   core::Diagnostics by_function_diagnostics;
@@ -168,6 +197,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                              nullptr, core::PositionDetail::functions, &counts);
   FUZZ_CHECK(by_function.has_value() == profile.has_value(),
              "the read by function fails where the full read fails");
+  // The same lexed on other threads, positions counted on a thread of their own.
+  core::Diagnostics lexed_by_function_diagnostics;
+  core::PositionCounts lexed_counts;
+  auto lexed_by_function = callgrind::read_profile_with(
+      bytes, "fuzz", lexed_by_function_diagnostics, callgrind::Lexing{1, 64}, nullptr, nullptr,
+      core::PositionDetail::functions, &lexed_counts);
+  FUZZ_CHECK(lexed_by_function.has_value() == by_function.has_value(),
+             "the lexed read by function fails where the read by function fails");
+  if (by_function)
+    FUZZ_CHECK(same_profile(*lexed_by_function, *by_function) &&
+                   lexed_counts.counted == counts.counted &&
+                   lexed_counts.locations == counts.locations &&
+                   lexed_counts.samples == counts.samples && lexed_counts.calls == counts.calls &&
+                   lexed_counts.jumps == counts.jumps,
+               "the lexed read by function makes the same profile and counts");
   if (!profile) {
     FUZZ_CHECK(profile.error().message.starts_with("fuzz: line "), "errors name the line");
     FUZZ_CHECK(by_function.error().message == profile.error().message,

@@ -14,6 +14,7 @@
 // (1-based); a file of one part has no labels.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -46,6 +47,32 @@ core::Expected<core::Profile> read_profile(std::span<const uint8_t> bytes,
                                            void* progress_context = nullptr,
                                            core::PositionDetail detail = core::PositionDetail::full,
                                            core::PositionCounts* counts = nullptr);
+
+// How read_profile spreads its work: `threads` threads cut the text into lines and scan
+// the numbers of its cost lines, chunk by chunk (`chunk_bytes` each), ahead of the thread
+// that applies the lines in file order (see chunk_lexer.h); 0 threads: the applying thread
+// scans too. The profile, its diagnostics and its errors are the same for any setting.
+struct Lexing {
+  unsigned threads = 0;
+  size_t chunk_bytes = 64 << 10;
+};
+
+// What read_profile uses: for a text of 4 MB or more, lexer threads on the cores but one
+// (at most 8), when the machine has a core to spare: its load average over the last minute
+// below cores - 0.5. On a busy machine threads add CPU time (a third more for `cat
+// --summary`) and save no wall time. Else none.
+Lexing default_lexing(size_t text_bytes, unsigned cores, double load_average);
+Lexing default_lexing(size_t text_bytes);  // with this machine's cores and load average
+
+// read_profile with a given Lexing (tests and benchmarks compare settings).
+core::Expected<core::Profile> read_profile_with(std::span<const uint8_t> bytes,
+                                                const std::string& source,
+                                                core::Diagnostics& diagnostics,
+                                                const Lexing& lexing,
+                                                void (*on_progress)(uint64_t, void*) = nullptr,
+                                                void* progress_context = nullptr,
+                                                core::PositionDetail detail = core::PositionDetail::full,
+                                                core::PositionCounts* counts = nullptr);
 
 struct WriteOptions {
   bool compress_names = true;      // "fn=(12) name" once, then "fn=(12)"

@@ -1,6 +1,9 @@
 // Callgrind text -> core::Profile (call-graph shape). One pass, a hand-written line scanner:
 // no regex, no allocation per line (names are interned once, positions and edges found in
-// flat hash tables, costs summed into flat arrays); the model is built at the end.
+// flat hash tables, costs summed into flat arrays); the model is built at the end. On a
+// large text, other threads may cut the lines and scan the cost lines' numbers ahead
+// (chunk_lexer.h), and count positions for cat --summary (position_counter.h); everything
+// else stays in this one pass, in file order, so the result does not depend on them.
 //
 // Beyond the spec, the dialect that real writers use (valgrind's dump.c, KCachegrind's
 // loader, callgrind_annotate, pprof, lsprof-style Python exporters):
@@ -19,8 +22,11 @@
 // A part starts at a part:, pid:, thread:, positions: or events: line that follows costs of
 // the previous part (or at a second events:); position state (ob, fl, fn) starts afresh.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -28,10 +34,12 @@
 
 #include "core/checked_math.h"
 #include "formats/callgrind/callgrind.h"
+#include "formats/callgrind/chunk_lexer.h"
 #include "formats/callgrind/compressed_names.h"
 #include "formats/callgrind/events.h"
 #include "formats/callgrind/key_table.h"
 #include "formats/callgrind/line_scan.h"
+#include "formats/callgrind/position_counter.h"
 
 namespace tally::callgrind {
 
@@ -122,11 +130,12 @@ std::string shorten(std::string_view s) {
 class Reader {
  public:
   Reader(std::string_view text, const std::string& source, core::Diagnostics& diagnostics,
-         core::PositionDetail detail, core::PositionCounts* counts)
-      : text_(text), source_(source), diagnostics_(diagnostics),
+         core::PositionDetail detail, core::PositionCounts* counts, const Lexing& lexing)
+      : text_(text), source_(source), diagnostics_(diagnostics), lexing_(lexing),
         by_function_(detail == core::PositionDetail::functions),
         counts_(by_function_ ? counts : nullptr) {
     parts_.emplace_back();
+    if (counts_) counter_ = std::make_unique<PositionCounter>(*counts_);
   }
 
   void report_progress(void (*on_progress)(uint64_t, void*), void* context) {
@@ -138,6 +147,18 @@ class Reader {
     const char* p = text_.data();
     const char* const end = p + text_.size();
     if (text_.starts_with("\xEF\xBB\xBF")) p += 3;  // a UTF-8 byte order mark
+    if (lexing_.threads > 0) {
+      if (counter_) counting_ = std::make_unique<CountingThread>(*counter_);
+      read_lexed(std::string_view(p, static_cast<size_t>(end - p)));
+    } else {
+      read_lines(p, end);
+    }
+    finish();
+    return std::move(profile_);
+  }
+
+ private:
+  void read_lines(const char* p, const char* const end) {
     const char* next_report = p + kProgressStep;
     while (p < end) {
       if (p >= next_report && on_progress_) {
@@ -152,11 +173,29 @@ class Reader {
       handle(line);
       p = nl ? nl + 1 : end;
     }
-    finish();
-    return std::move(profile_);
   }
 
- private:
+  // As read_lines, the lines cut and the cost lines scanned on other threads.
+  void read_lexed(std::string_view text) {
+    ChunkPipeline pipeline(text, lexing_.chunk_bytes, lexing_.threads);
+    const char* next_report = text.data() + kProgressStep;
+    while (const LexedChunk* chunk = pipeline.next()) {
+      const LexedWord* words = chunk->words.data();
+      for (const LexedLine& line : chunk->lines) {
+        if (line.text >= next_report && on_progress_) {
+          on_progress_(static_cast<uint64_t>(line.text - text_.data()), progress_context_);
+          next_report = line.text + kProgressStep;
+        }
+        ++line_number_;
+        if (line.words != LexedLine::kText) {
+          const bool done = lexed_cost_line(words, line.words);
+          words += line.words;
+          if (done) continue;
+        }
+        handle(std::string_view(line.text, line.size));
+      }
+    }
+  }
   [[noreturn]] void fail(const std::string& what) const { core::fail_at_line(line_number_, what); }
 
   PartState& part() { return parts_.back(); }
@@ -563,6 +602,55 @@ class Reader {
     LineScan s(line);
     const Position pos = position(s, pending_call_ ? "call cost line" : "cost line");
     const size_t n = read_costs(s, costs_.data(), "cost line", !pending_jump_);
+    apply_cost_line(pos, n);
+  }
+
+  // cost_line from the lexer's words. False, with nothing changed, when the line is not
+  // the plain case (an error to report, a range, a relative cost): cost_line reads its text.
+  bool lexed_cost_line(const LexedWord* words, size_t count) {
+    const PartState& p = part();
+    const size_t subs = subs_.size(), columns = p.columns.size();
+    if (!p.has_events || !cur_.has_fn || count < subs || count - subs > columns) return false;
+    Position pos;
+    for (size_t k = 0; k < subs; ++k) {
+      const LexedWord& w = words[k];
+      if (w.range) return false;
+      const Sub sub = subs_[k];
+      const uint64_t base = sub == Sub::instr ? base_.addr : sub == Sub::bb ? base_.bb : base_.line;
+      uint64_t v = w.value;
+      switch (w.kind) {
+        case SubPosition::Kind::absolute:
+          break;
+        case SubPosition::Kind::same:
+          v = base;
+          break;
+        case SubPosition::Kind::plus:
+          if (base + w.value < base) return false;
+          v = base + w.value;
+          break;
+        case SubPosition::Kind::minus:
+          if (w.value > base) return false;
+          v = base - w.value;
+          break;
+      }
+      (sub == Sub::instr ? pos.addr : sub == Sub::bb ? pos.bb : pos.line) = v;
+    }
+    if (pos.line > UINT32_MAX) return false;
+    const size_t n = count - subs;
+    for (size_t i = 0; i < n; ++i) {
+      const LexedWord& w = words[subs + i];
+      if (w.kind != SubPosition::Kind::absolute || w.range || w.value > uint64_t(INT64_MAX))
+        return false;
+    }
+    for (size_t i = 0; i < n; ++i) costs_[i] = static_cast<int64_t>(words[subs + i].value);
+    for (size_t i = n; i < columns; ++i) costs_[i] = 0;
+    if (!pending_jump_) last_costs_.assign(costs_.data(), costs_.data() + columns);
+    apply_cost_line(pos, n);
+    return true;
+  }
+
+  // A cost line read: self cost, or a call's or a jump's position.
+  void apply_cost_line(const Position& pos, size_t n) {
     PartState& p = part();
     p.has_costs = true;
     cur_.fi_before_fn = false;
@@ -586,11 +674,12 @@ class Reader {
     }
     base_ = pos;
     if (counts_) {
-      CountedPosition& counted = count_position(last_position_context_, pos);
-      if (counted.self_part != part_index() + 1) {
-        counted.self_part = part_index() + 1;
-        ++counts_->samples;
-      }
+      CountOp op;
+      op.context = last_position_context_;
+      op.addr = pos.addr;
+      op.line = static_cast<uint32_t>(pos.line);
+      op.part = part_index() + 1;
+      count(op);
     }
     // Self cost.
     Slot& slot = locations_[here].slot;
@@ -774,148 +863,25 @@ class Reader {
 
   // --- Positions -> model ---
 
-  // By function with counts_: what the full read would make, counted without a location
-  // each. Per context (so that the tables of the function being read stay in cache, where
-  // one table for all missed on every line: 45% of the full read), the distinct positions
-  // and the distinct calls and jumps from them. valgrind lists a function's positions
-  // mostly in ascending order (99% of them in a clang -cc1 profile): those are appended to
-  // an array, sequential memory and no hash; the rest, and calls and jumps, go in an
-  // OrderedSet: in the order first seen, with a hash index. Both have a cursor at the last
-  // one found: valgrind lists a function's lines in the same order in every part, so a line
-  // is most often the one after it, checked first.
-  template <typename T>
-  class OrderedSet {
-   public:
-    // The element equal to `key`, added if new (`added`); the reference holds until the
-    // next call.
-    T& find_or_add(const T& key, bool& added) {
-      added = false;
-      if (T* near = find_near(key)) return *near;
-      if ((items_.size() + 1) * 2 > index_.size()) grow();
-      const size_t mask = index_.size() - 1;
-      for (size_t i = key.hash() & mask;; i = (i + 1) & mask) {
-        const uint32_t k = index_[i];
-        if (k == 0) {
-          index_[i] = static_cast<uint32_t>(items_.size() + 1);
-          items_.push_back(key);
-          added = true;
-          return at(items_.size() - 1);
-        }
-        if (items_[k - 1].same(key)) return at(k - 1);
-      }
-    }
-
-    // The element at or after the cursor if it is `key`, else null.
-    T* find_near(const T& key) {
-      for (size_t i = cursor_; i < items_.size() && i <= size_t(cursor_) + 1; ++i)
-        if (items_[i].same(key)) return &at(i);
-      return nullptr;
-    }
-
-   private:
-    T& at(size_t i) {
-      cursor_ = static_cast<uint32_t>(i);
-      return items_[i];
-    }
-    void grow() {
-      std::vector<uint32_t> index(index_.empty() ? 8 : index_.size() * 2, 0);
-      const size_t mask = index.size() - 1;
-      for (size_t k = 0; k < items_.size(); ++k) {
-        size_t i = items_[k].hash() & mask;
-        while (index[i] != 0) i = (i + 1) & mask;
-        index[i] = static_cast<uint32_t>(k + 1);
-      }
-      index_.swap(index);
-    }
-    std::vector<T> items_;
-    std::vector<uint32_t> index_;  // open addressing, at most half full: 1 + item index
-    uint32_t cursor_ = 0;
-  };
-
-  struct CountedPosition {
-    uint64_t addr = 0;
-    uint32_t line = 0;
-    uint32_t self_part = 0;  // 1 + the last part with self cost
-    bool same(const CountedPosition& o) const { return addr == o.addr && line == o.line; }
-    uint64_t hash() const { return core::mix64(addr * 0x9e3779b97f4a7c15ULL ^ line); }
-    bool before(const CountedPosition& o) const {
-      return addr < o.addr || (addr == o.addr && line < o.line);
-    }
-  };
-  // A call or jump from a position of the context to another position, in a part (jumps:
-  // part << 1 | conditional).
-  struct CountedPair {
-    uint32_t from_line = 0, to_line = 0;
-    uint64_t from_addr = 0, to_addr = 0;
-    uint32_t to_context = 0, part = 0;
-    bool same(const CountedPair& o) const {
-      return from_addr == o.from_addr && to_addr == o.to_addr && from_line == o.from_line &&
-             to_line == o.to_line && to_context == o.to_context && part == o.part;
-    }
-    uint64_t hash() const {
-      uint64_t h = core::mix64(from_addr ^ (uint64_t(from_line) << 40));
-      h = core::mix64(h ^ to_addr ^ (uint64_t(to_line) << 32));
-      return core::mix64(h ^ (uint64_t(to_context) << 32 | part));
-    }
-  };
-  struct ContextCounts {
-    std::vector<CountedPosition> ascending;
-    uint32_t cursor = 0;  // in ascending: the last one found
-    OrderedSet<CountedPosition> others;
-    OrderedSet<CountedPair> calls, jumps;
-  };
-  std::vector<ContextCounts> context_counts_;  // by context
-
-  ContextCounts& counts_of(uint32_t context) {
-    if (context >= context_counts_.size()) context_counts_.resize(size_t(context) + 1);
-    return context_counts_[context];
-  }
-
-  // Position `pos` of `context`, counted when first seen; the reference holds until the
-  // next call.
-  CountedPosition& count_position(uint32_t context, const Position& pos) {
-    const CountedPosition key{pos.addr, static_cast<uint32_t>(pos.line), 0};
-    ContextCounts& c = counts_of(context);
-    auto& ascending = c.ascending;
-    if (ascending.empty() || ascending.back().before(key)) {
-      ++counts_->locations;
-      c.cursor = static_cast<uint32_t>(ascending.size());
-      return ascending.emplace_back(key);
-    }
-    for (size_t i = c.cursor; i < ascending.size() && i <= size_t(c.cursor) + 1; ++i)
-      if (ascending[i].same(key)) {
-        c.cursor = static_cast<uint32_t>(i);
-        return ascending[i];
-      }
-    if (CountedPosition* near = c.others.find_near(key)) return *near;
-    const auto it = std::lower_bound(
-        ascending.begin(), ascending.end(), key,
-        [](const CountedPosition& a, const CountedPosition& b) { return a.before(b); });
-    if (it != ascending.end() && it->same(key)) {
-      c.cursor = static_cast<uint32_t>(it - ascending.begin());
-      return *it;
-    }
-    bool added = false;
-    CountedPosition& p = c.others.find_or_add(key, added);
-    if (added) ++counts_->locations;
-    return p;
+  void count(const CountOp& op) {
+    if (counting_)
+      counting_->push(op);
+    else
+      counter_->count(op);
   }
 
   // A call (jumps: a jump) from the last cost line's position to `to` of `to_context`.
   void count_pair(bool jump, uint32_t to_context, const Position& to, uint32_t part) {
-    count_position(last_position_context_, last_position_);
-    count_position(to_context, to);
-    CountedPair k;
-    k.from_line = static_cast<uint32_t>(last_position_.line);
-    k.to_line = static_cast<uint32_t>(to.line);
-    k.from_addr = last_position_.addr;
-    k.to_addr = to.addr;
-    k.to_context = to_context;
-    k.part = part;
-    ContextCounts& c = counts_of(last_position_context_);
-    bool added = false;
-    (jump ? c.jumps : c.calls).find_or_add(k, added);
-    if (added) ++(jump ? counts_->jumps : counts_->calls);
+    CountOp op;
+    op.kind = jump ? CountOp::Kind::jump : CountOp::Kind::call;
+    op.context = last_position_context_;
+    op.addr = last_position_.addr;
+    op.line = static_cast<uint32_t>(last_position_.line);
+    op.to_context = to_context;
+    op.to_addr = to.addr;
+    op.to_line = static_cast<uint32_t>(to.line);
+    op.part = part;
+    count(op);
   }
 
   uint32_t current_context() {
@@ -1041,6 +1007,7 @@ class Reader {
       m.has_line_numbers = graph.has_line;
     }
     for (PartState& p : parts_) graph.parts.push_back(std::move(p.part));
+    if (counting_) counting_->finish();
     if (counts_) counts_->counted = true;
     report_skipped();
   }
@@ -1196,11 +1163,14 @@ class Reader {
   std::string_view text_;
   const std::string& source_;
   core::Diagnostics& diagnostics_;
+  const Lexing lexing_;
   uint64_t line_number_ = 0;
   core::Profile profile_;
   const bool by_function_;  // core::PositionDetail::functions: one location per context
   core::PositionCounts* counts_;  // by function: count what the full read would make
 
+  std::unique_ptr<PositionCounter> counter_;  // with counts_
+  std::unique_ptr<CountingThread> counting_;  // with counts_, when lexing on other threads
   uint32_t last_position_context_ = 0;  // of the last cost line
   Position last_position_;
 
@@ -1266,14 +1236,39 @@ class Reader {
 
 }  // namespace
 
+Lexing default_lexing(size_t text_bytes, unsigned cores, double load_average) {
+  Lexing lexing;
+  // Below a few MB the read takes milliseconds: threads would cost more than they save.
+  if (text_bytes >= (size_t(4) << 20) && cores >= 2 && load_average < cores - 0.5)
+    lexing.threads = std::min(cores - 1, 8u);
+  return lexing;
+}
+
+Lexing default_lexing(size_t text_bytes) {
+  double load[1] = {0};
+  if (::getloadavg(load, 1) != 1) load[0] = 0;  // unknown: as if idle
+  return default_lexing(text_bytes, std::thread::hardware_concurrency(), load[0]);
+}
+
 core::Expected<core::Profile> read_profile(std::span<const uint8_t> bytes, const std::string& source,
                                            core::Diagnostics& diagnostics,
                                            void (*on_progress)(uint64_t, void*),
                                            void* progress_context, core::PositionDetail detail,
                                            core::PositionCounts* counts) {
+  return read_profile_with(bytes, source, diagnostics, default_lexing(bytes.size()), on_progress,
+                           progress_context, detail, counts);
+}
+
+core::Expected<core::Profile> read_profile_with(std::span<const uint8_t> bytes,
+                                                const std::string& source,
+                                                core::Diagnostics& diagnostics,
+                                                const Lexing& lexing,
+                                                void (*on_progress)(uint64_t, void*),
+                                                void* progress_context, core::PositionDetail detail,
+                                                core::PositionCounts* counts) {
   const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   try {
-    Reader reader(text, source, diagnostics, detail, counts);
+    Reader reader(text, source, diagnostics, detail, counts, lexing);
     if (on_progress) reader.report_progress(on_progress, progress_context);
     return reader.read();
   } catch (const core::FormatError& e) {
