@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -546,6 +547,28 @@ class Reader {
 
   // --- Body: subpositions ---
 
+  uint64_t base_of(Sub sub) const {
+    return sub == Sub::instr ? base_.addr : sub == Sub::bb ? base_.bb : base_.line;
+  }
+
+  // A subposition against the last cost line's (base); none when it leaves 0..2^64-1.
+  static std::optional<uint64_t> resolve_subposition(SubPosition::Kind kind, uint64_t value,
+                                                     uint64_t base) {
+    switch (kind) {
+      case SubPosition::Kind::absolute:
+        return value;
+      case SubPosition::Kind::same:
+        return base;
+      case SubPosition::Kind::plus:
+        if (base + value < base) return std::nullopt;
+        return base + value;
+      case SubPosition::Kind::minus:
+        if (value > base) return std::nullopt;
+        return base - value;
+    }
+    return std::nullopt;
+  }
+
   // Reads the subpositions positions: asks for, relative ones against base_.
   Position position(LineScan& s, const char* what) {
     Position pos;
@@ -558,26 +581,14 @@ class Reader {
         fail(fmt::format("{}: expected {} subposition{} ({}), found '{}'", what, subs_.size(),
                          subs_.size() == 1 ? "" : "s", positions_text(), shorten(s.rest())));
       if (sp.range) ++ranges_;
-      uint64_t base = sub == Sub::instr ? base_.addr : sub == Sub::bb ? base_.bb : base_.line;
-      uint64_t v = sp.value;
-      switch (sp.kind) {
-        case SubPosition::Kind::absolute:
-          break;
-        case SubPosition::Kind::same:
-          v = base;
-          break;
-        case SubPosition::Kind::plus:
-          if (base + sp.value < base) fail(std::string(what) + ": a relative position passes 2^64");
-          v = base + sp.value;
-          break;
-        case SubPosition::Kind::minus:
-          if (sp.value > base)
-            fail(fmt::format("{}: relative position -{} goes below 0 (the last cost line is at {})",
-                             what, sp.value, base));
-          v = base - sp.value;
-          break;
-      }
-      (sub == Sub::instr ? pos.addr : sub == Sub::bb ? pos.bb : pos.line) = v;
+      const uint64_t base = base_of(sub);
+      const std::optional<uint64_t> v = resolve_subposition(sp.kind, sp.value, base);
+      if (!v && sp.kind == SubPosition::Kind::plus)
+        fail(std::string(what) + ": a relative position passes 2^64");
+      if (!v)
+        fail(fmt::format("{}: relative position -{} goes below 0 (the last cost line is at {})",
+                         what, sp.value, base));
+      (sub == Sub::instr ? pos.addr : sub == Sub::bb ? pos.bb : pos.line) = *v;
     }
     if (pos.line > UINT32_MAX) fail(fmt::format("{}: line number {} is too large", what, pos.line));
     return pos;
@@ -616,24 +627,9 @@ class Reader {
       const LexedWord& w = words[k];
       if (w.range) return false;
       const Sub sub = subs_[k];
-      const uint64_t base = sub == Sub::instr ? base_.addr : sub == Sub::bb ? base_.bb : base_.line;
-      uint64_t v = w.value;
-      switch (w.kind) {
-        case SubPosition::Kind::absolute:
-          break;
-        case SubPosition::Kind::same:
-          v = base;
-          break;
-        case SubPosition::Kind::plus:
-          if (base + w.value < base) return false;
-          v = base + w.value;
-          break;
-        case SubPosition::Kind::minus:
-          if (w.value > base) return false;
-          v = base - w.value;
-          break;
-      }
-      (sub == Sub::instr ? pos.addr : sub == Sub::bb ? pos.bb : pos.line) = v;
+      const std::optional<uint64_t> v = resolve_subposition(w.kind, w.value, base_of(sub));
+      if (!v) return false;
+      (sub == Sub::instr ? pos.addr : sub == Sub::bb ? pos.bb : pos.line) = *v;
     }
     if (pos.line > UINT32_MAX) return false;
     const size_t n = count - subs;
