@@ -13,6 +13,9 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "cli/command.h"
 #include "cli/output.h"
@@ -26,7 +29,9 @@
 #include "collect/profile_builder.h"
 #include "collect/sampler.h"
 #include "collect/trace_clock.h"
+#include "core/path_name.h"
 #include "formats/format.h"
+#include "symbolize/symbolize.h"
 
 namespace tally::cli {
 
@@ -148,13 +153,39 @@ std::vector<std::string> summary_lines(const core::Profile& profile,
   return lines;
 }
 
-// Symbolizes the profile as the flags say and writes it (atomically) in `format`.
-int write_recorded(core::Profile profile, const RecordOptions& opt, formats::Format format) {
-  core::Diagnostics diagnostics;
-  if (auto st = apply_symbolize_flags(opt.symbolize, profile, diagnostics); !st) {
-    print_warnings(diagnostics);
-    return report(st.error());
+// One comment for all the binaries the symbolizer found with .dynsym alone (each was
+// warned about on stderr), "symbols: 2 of 5 binaries have no debug symbols (.dynsym only):
+// xz, liblzma.so.5.4.1", so that every report's header says it in one line. Of the
+// binaries symbolized, pseudo-files ("[vdso]") aside.
+std::string missing_symbols_comment(const core::Profile& profile,
+                                    const std::vector<std::string>& stripped) {
+  std::set<std::string> binaries(stripped.begin(), stripped.end());
+  for (const core::Mapping& m : profile.mappings) {
+    const std::string_view file = profile.str(m.file);
+    if (m.has_functions && !file.empty() && file.front() != '[') binaries.emplace(file);
   }
+  std::string names;
+  for (const std::string& path : stripped)
+    names += (names.empty() ? "" : ", ") + std::string(core::base_name(path));
+  return fmt::format("symbols: {} of {} binaries have no debug symbols (.dynsym only): {}",
+                     stripped.size(), binaries.size(), names);
+}
+
+// Symbolizes the profile as the flags say and writes it (atomically) in `format`. What the
+// symbolizer says goes to stderr at once; in the profile's comments a binary without debug
+// symbols is one name in a summary line, not its whole warning.
+int write_recorded(core::Profile profile, const RecordOptions& opt, formats::Format format) {
+  core::Diagnostics symbolize_notes;
+  auto symbolized = apply_symbolize_flags(opt.symbolize, profile, symbolize_notes);
+  print_warnings(symbolize_notes);
+  if (!symbolized) return report(symbolized.error());
+  const std::vector<std::string> stripped = symbolize::binaries_without_debug_symbols(symbolize_notes);
+  for (const std::string& w : symbolize_notes.warnings())
+    if (w.find(symbolize::kNoDebugSymbols) == std::string::npos)
+      profile.comments.push_back(profile.intern("tally: " + w));
+  if (!stripped.empty())
+    profile.comments.push_back(profile.intern(missing_symbols_comment(profile, stripped)));
+  core::Diagnostics diagnostics;
   auto files = formats::write_profile(std::move(profile), format, diagnostics);
   print_warnings(diagnostics);
   if (!files) return report(files.error());

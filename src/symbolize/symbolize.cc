@@ -49,9 +49,9 @@ bool is_pseudo_file(std::string_view file) { return file.empty() || file.front()
 using Resolution = std::vector<std::unique_ptr<SymbolMap>>;
 
 // Said once per image and report: what went wrong reading its call-frame information or
-// MiniDebugInfo, and an image with .dynsym alone (most of its functions then known by
-// their start only), with its build id and where its debug file was looked for, so that
-// the user knows which -dbgsym package or DEBUGINFOD_URLS would name them.
+// MiniDebugInfo, and, on one short line, an image with .dynsym alone (most of its functions
+// then known by their start only) and what would name them: its -dbgsym package, or the
+// debuginfod servers when it has a build id and they were not asked already.
 void report_missing_symbols(const ElfIndex& index, const FoundBinary& found,
                             const DebuginfodOptions& debuginfod, core::Diagnostics& diagnostics) {
   if (!index.code_range_problem().empty())
@@ -60,22 +60,13 @@ void report_missing_symbols(const ElfIndex& index, const FoundBinary& found,
     diagnostics.warn("symbolize: " + index.mini_debug_problem() + " (MiniDebugInfo not used)");
   if (index.has_full_symbols() || found.binary.empty()) return;
   auto binary = ElfImage::open(found.binary);
-  const std::string build_id = binary ? binary->build_id() : "";
-  std::string looked;
-  for (const std::string& path : debug_file_candidates(found.binary, build_id,
-                                                       binary ? binary->debuglink() : ""))
-    looked += (looked.empty() ? "" : ", ") + path;
-  // With servers asked (and none had it), only the package is left to suggest.
+  const bool has_build_id = binary && !binary->build_id().empty();
   const char* urls = std::getenv("DEBUGINFOD_URLS");
-  const bool asked = debuginfod.enabled && urls != nullptr && *urls != '\0' && !build_id.empty();
-  diagnostics.warn(fmt::format(
-      "symbolize: {}{}: no debug symbols (.dynsym only), its other functions are named by "
-      "their start (sub_...); looked for {}{}; {}",
-      found.binary, build_id.empty() ? "" : " (build id " + build_id + ")",
-      looked.empty() ? "nothing (no build id, no .gnu_debuglink)" : looked,
-      asked ? " and on the debuginfod servers of DEBUGINFOD_URLS" : "",
-      asked ? "its -dbgsym package would name them"
-            : "its -dbgsym package or DEBUGINFOD_URLS would name them"));
+  const bool asked = debuginfod.enabled && urls != nullptr && *urls != '\0' && has_build_id;
+  const char* remedy = !has_build_id ? "install its -dbgsym package (no build id for debuginfod)"
+                       : asked       ? "not on the DEBUGINFOD_URLS servers; install its -dbgsym package"
+                                     : "install its -dbgsym package or set DEBUGINFOD_URLS";
+  diagnostics.warn(fmt::format("{}{}; {}", found.binary, kNoDebugSymbols, remedy));
 }
 
 // Resolves every image's addresses on `threads` threads, one image after the other. Each
@@ -383,6 +374,16 @@ core::Status symbolize(core::Profile& profile, const Options& options,
   // The resolvers and frames just freed: back to the system before the report's turn.
   ::malloc_trim(0);
   return status;
+}
+
+std::vector<std::string> binaries_without_debug_symbols(const core::Diagnostics& diagnostics) {
+  std::vector<std::string> binaries;
+  for (const std::string& warning : diagnostics.warnings()) {
+    const size_t at = warning.find(kNoDebugSymbols);
+    if (at != std::string::npos && at != 0 && !warning.starts_with("symbolize: "))
+      binaries.push_back(warning.substr(0, at));
+  }
+  return binaries;
 }
 
 }  // namespace tally::symbolize

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/diagnostics.h"
@@ -45,5 +46,12 @@ struct Options {
 // with the paths searched.
 core::Status symbolize(core::Profile& profile, const Options& options,
                        core::Diagnostics& diagnostics);
+
+// A binary with .dynsym alone is warned about as "PATH" kNoDebugSymbols "; REMEDY", once
+// per report, so that the command line can also sum them up in one line.
+inline constexpr std::string_view kNoDebugSymbols = ": no debug symbols (.dynsym only)";
+
+// The paths of the binaries symbolize() warned have .dynsym alone, in warning order.
+std::vector<std::string> binaries_without_debug_symbols(const core::Diagnostics& diagnostics);
 
 }  // namespace tally::symbolize

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "support/test_support.h"
 
@@ -36,6 +37,7 @@ struct Recorded {
   std::string profile;
   std::string library_name;  // as the mapping names it: "liblzma.so.5.4.1"
   std::set<uint64_t> starts;
+  std::string record_err;  // what tally record said on stderr
 };
 
 // Records `command` (perf_event_open: CI runs as root) and finds `library`'s real file.
@@ -49,6 +51,7 @@ Recorded record(const TempDir& dir, const std::string& library, std::vector<std:
   args.insert(args.end(), command.begin(), command.end());
   RunResult r = run_tally(args);
   EXPECT_EQ(r.exit_code, 0) << r.err;
+  recorded.record_err = r.err;
   return recorded;
 }
 
@@ -95,6 +98,42 @@ void expect_function_rows(const Recorded& recorded, double min_unnamed) {
   EXPECT_NE(read_text(out.file("out.folded")).find(hottest), std::string::npos);
 }
 
+// The lines of `text` that contain `part`.
+std::vector<std::string> lines_with(const std::string& text, const std::string& part) {
+  std::vector<std::string> found;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find(part) != std::string::npos) found.push_back(line);
+  return found;
+}
+
+// The library without debug symbols is one short warning line of record's (which file, why,
+// what would name its functions), and one summary line in the header of each report.
+void expect_missing_symbols_said_once(const Recorded& recorded) {
+  const std::vector<std::string> warned = lines_with(recorded.record_err, recorded.library_name);
+  ASSERT_EQ(warned.size(), 1u) << recorded.record_err;
+  const std::string& w = warned.front();
+  EXPECT_TRUE(w.starts_with("tally: warning: /")) << w;
+  EXPECT_NE(w.find(recorded.library_name + ": no debug symbols (.dynsym only)"), std::string::npos) << w;
+  EXPECT_NE(w.find("-dbgsym package"), std::string::npos) << w;
+  EXPECT_LT(w.size(), 200u) << w;
+  EXPECT_EQ(recorded.record_err.find("/usr/lib/debug"), std::string::npos)
+      << "the debug file paths searched are not listed:\n" << recorded.record_err;
+
+  RunResult top = run_tally({"top", recorded.profile});
+  ASSERT_EQ(top.exit_code, 0) << top.err;
+  const std::string header = top.out.substr(0, top.out.find("\n      flat"));
+  const std::vector<std::string> said = lines_with(header, "no debug symbols");
+  ASSERT_EQ(said.size(), 1u) << header;
+  EXPECT_TRUE(std::regex_search(
+      said.front(), std::regex("^symbols: [1-9][0-9]* of [1-9][0-9]* binaries have no debug "
+                               "symbols \\(\\.dynsym only\\): .*\\b" +
+                               std::regex_replace(recorded.library_name, std::regex(R"([.+])"), R"(\$&)") +
+                               "(, |$)")))
+      << said.front();
+  EXPECT_EQ(header.find("/usr/lib/debug"), std::string::npos) << header;
+}
+
 TEST(StrippedPrograms, XzWithLiblzma) {
   TempDir dir;
   // 6 MB that compress somewhat: text-like lines with a counter.
@@ -106,6 +145,7 @@ TEST(StrippedPrograms, XzWithLiblzma) {
                              {"xz", "-6", "-T1", "-k", "-f", dir.file("input.txt")});
   // liblzma exports its API only: its match finders and encoders have no symbol.
   expect_function_rows(recorded, 50.0);
+  expect_missing_symbols_said_once(recorded);
 }
 
 TEST(StrippedPrograms, Sqlite3WithLibsqlite3) {

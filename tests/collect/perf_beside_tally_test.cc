@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/perf_run_verdict.h"
 #include "support/test_support.h"
 
 namespace tally::test {
@@ -42,9 +43,12 @@ TEST(PerfBesideTally, PerfRecordAndScriptWorkWhileTallyRecordsEveryCpu) {
   if (::geteuid() != 0) TALLY_SKIP_OR_FAIL_IN_CI("tally record -a needs root");
   TempDir dir;
   {
-    RunResult alone = run({perf, "record", "-o", dir.file("alone.data"), "--", "/bin/true"});
-    if (alone.exit_code != 0)
-      TALLY_SKIP_OR_FAIL_IN_CI("perf record does not work here even alone: " << alone.err);
+    // A crash fails; a refusal (or another failure) alone says perf does not work here.
+    const PerfRunVerdict alone =
+        judge_perf_run(run({perf, "record", "-o", dir.file("alone.data"), "--", "/bin/true"}));
+    if (alone.kind == PerfRunKind::crashed) FAIL() << alone.why;
+    if (alone.kind != PerfRunKind::ran)
+      TALLY_SKIP_OR_FAIL_IN_CI("perf record does not work here even alone: " << alone.why);
   }
 
   const std::string profile = dir.file("all.pb.gz");

@@ -130,6 +130,37 @@ TEST_F(StrippedNames, CorruptMiniDebugInfoIsReportedAndTheFdesStillName) {
   EXPECT_EQ(names_of({f.address})[0], fmt::format("libbad.so!sub_{:x}", f.address));
 }
 
+// A library with .dynsym alone is said once, on one short line: which file, why (no debug
+// symbols) and what fixes it; not where its debug file was looked for. One with its
+// .symtab is not.
+TEST_F(StrippedNames, ALibraryWithoutDebugSymbolsIsOneShortWarningSayingWhatWouldNameIt) {
+  for (const std::string& library : {stripped_, full_}) {
+    const test::ElfFunction& f = truth_["hidden_fold"];
+    core::Profile profile = test::profile_mapping(library, 0x7f0000000000, {f.address, f.address + 1});
+    core::Diagnostics diagnostics;
+    Options options;
+    options.debuginfod.enabled = false;
+    ASSERT_TRUE(symbolize::symbolize(profile, options, diagnostics).has_value());
+    std::vector<std::string> about_symbols;
+    for (const std::string& w : diagnostics.warnings())
+      if (w.find("debug") != std::string::npos) about_symbols.push_back(w);
+    if (library == full_) {
+      EXPECT_TRUE(about_symbols.empty()) << testing::PrintToString(about_symbols);
+      EXPECT_TRUE(binaries_without_debug_symbols(diagnostics).empty());
+      continue;
+    }
+    ASSERT_EQ(about_symbols.size(), 1u) << testing::PrintToString(diagnostics.warnings());
+    const std::string& w = about_symbols.front();
+    EXPECT_TRUE(w.starts_with(stripped_ + ": ")) << w;
+    EXPECT_NE(w.find("no debug symbols (.dynsym only)"), std::string::npos) << w;
+    EXPECT_NE(w.find("install its -dbgsym package or set DEBUGINFOD_URLS"), std::string::npos) << w;
+    EXPECT_EQ(w.find(".build-id"), std::string::npos) << "the paths searched: " << w;
+    EXPECT_EQ(w.find('\n'), std::string::npos) << w;
+    EXPECT_LT(w.size(), stripped_.size() + 100) << w;
+    EXPECT_EQ(binaries_without_debug_symbols(diagnostics), std::vector<std::string>{stripped_});
+  }
+}
+
 TEST_F(StrippedNames, PltEntriesAreNamedFunctionAtPlt) {
   auto image = ElfImage::open(stripped_);
   ASSERT_NE(image, nullptr);

@@ -4,7 +4,8 @@
 // time each function took, is the truth the leaf shares are held to (on a shared machine
 // an iteration's time changes during a run, so the split of iterations is not the truth).
 // perf missing or refused skips on a developer's machine and fails under CI
-// (TALLY_REQUIRE_PEERS=1), which installs perf and runs as root.
+// (TALLY_REQUIRE_PEERS=1), which installs perf and runs as root; a perf that crashes
+// (a signal, an abort message) fails everywhere, with its stderr.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -12,6 +13,7 @@
 
 #include "perf_script_view.h"
 #include "support/measured_split.h"
+#include "support/perf_run_verdict.h"
 #include "support/test_support.h"
 
 namespace tally::test {
@@ -38,8 +40,8 @@ Recorded record(const TempDir& dir, const std::vector<std::string>& call_graph,
   argv.insert(argv.end(), {"-o", data, "--"});
   argv.insert(argv.end(), command.begin(), command.end());
   RunResult record = run(argv);
-  if (record.exit_code != 0) {
-    ADD_FAILURE() << "perf record failed (exit " << record.exit_code << "): " << record.err;
+  if (const PerfRunVerdict verdict = judge_perf_run(record); verdict.kind != PerfRunKind::ran) {
+    ADD_FAILURE() << verdict.why;
     return {};
   }
   RunResult script = run({perf, "script", "-i", data});
@@ -52,23 +54,53 @@ std::string record_split(const TempDir& dir, const std::vector<std::string>& cal
   return record(dir, call_graph, {shared("fixtures/bin/split"), "-r", "20"}).script;
 }
 
-bool perf_record_refused(std::string& why) {
-  const std::string perf = find_program("perf");
+// perf record of /bin/true: ran, crashed (a test failure), refused or failed otherwise.
+PerfRunVerdict probe_perf_record() {
   TempDir dir;
-  RunResult probe = run({perf, "record", "-e", "cpu-clock", "-o", dir.file("probe.data"), "--",
-                         "/bin/true"});
-  if (probe.exit_code == 0) return false;
-  why = "perf record is refused here (perf_event_paranoid = " + paranoid_level() +
-        "): " + probe.err.substr(0, 300);
-  return true;
+  PerfRunVerdict verdict = judge_perf_run(run({find_program("perf"), "record", "-e", "cpu-clock",
+                                               "-o", dir.file("probe.data"), "--", "/bin/true"}));
+  if (verdict.kind == PerfRunKind::refused)
+    verdict.why = "(perf_event_paranoid = " + paranoid_level() + ") " + verdict.why;
+  return verdict;
 }
 
-#define REQUIRE_PERF_RECORD()                                  \
-  do {                                                         \
-    TALLY_REQUIRE_PEER(find_program("perf"), "perf");          \
-    std::string why;                                           \
-    if (perf_record_refused(why)) TALLY_SKIP_OR_FAIL_IN_CI(why); \
+// A crashed perf fails the test with its stderr; refused or not working here, it skips
+// (fails under CI).
+#define REQUIRE_PERF_RECORD()                                                   \
+  do {                                                                          \
+    TALLY_REQUIRE_PEER(find_program("perf"), "perf");                           \
+    const PerfRunVerdict verdict = probe_perf_record();                         \
+    if (verdict.kind == PerfRunKind::crashed) FAIL() << verdict.why;            \
+    if (verdict.kind != PerfRunKind::ran) TALLY_SKIP_OR_FAIL_IN_CI(verdict.why); \
   } while (0)
+
+// How a run that did not succeed is told apart, on stand-ins for perf run by sh: a signal,
+// a wrapper's 128+N and an abort message are crashes; perf's own -EPERM exit (255) with the
+// paranoid message is a refusal; another failure is neither.
+TEST(PerfRunVerdict, CrashesAreNotRefusals) {
+  const std::string sh = find_program("sh");
+  auto judged = [&](const std::string& script) {
+    return judge_perf_run(run({sh, "-c", "ulimit -c 0; " + script}));  // no core files
+  };
+  const PerfRunVerdict segv = judged("echo partial >&2; kill -SEGV $$");
+  EXPECT_EQ(segv.kind, PerfRunKind::crashed) << segv.why;
+  EXPECT_NE(segv.why.find("signal 11"), std::string::npos) << segv.why;
+  EXPECT_NE(segv.why.find("partial"), std::string::npos) << "perf's stderr: " << segv.why;
+  const PerfRunVerdict wrapped = judged("sh -c 'kill -ABRT $$'; exit $?");
+  EXPECT_EQ(wrapped.kind, PerfRunKind::crashed) << wrapped.why;
+  const PerfRunVerdict smashed =
+      judged("echo '*** stack smashing detected ***: terminated' >&2; exit 1");
+  EXPECT_EQ(smashed.kind, PerfRunKind::crashed) << smashed.why;
+  EXPECT_NE(smashed.why.find("stack smashing"), std::string::npos) << smashed.why;
+  const PerfRunVerdict refused = judged(
+      "echo 'Error: Access to performance monitoring and observability operations is limited.' >&2;"
+      "echo 'perf_event_paranoid setting is 4' >&2; exit 255");
+  EXPECT_EQ(refused.kind, PerfRunKind::refused) << refused.why;
+  EXPECT_NE(refused.why.find("perf_event_paranoid setting is 4"), std::string::npos) << refused.why;
+  const PerfRunVerdict other = judged("echo 'Error: no such event' >&2; exit 161");
+  EXPECT_EQ(other.kind, PerfRunKind::failed) << other.why;
+  EXPECT_EQ(judged("exit 0").kind, PerfRunKind::ran);
+}
 
 // Leaf shares in percent of the samples whose leaf is one of func_a..d.
 std::map<std::string, double> split_shares(const core::Profile& p) {
