@@ -13,7 +13,6 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -29,7 +28,6 @@
 #include "collect/profile_builder.h"
 #include "collect/sampler.h"
 #include "collect/trace_clock.h"
-#include "core/path_name.h"
 #include "formats/format.h"
 #include "symbolize/symbolize.h"
 
@@ -153,24 +151,6 @@ std::vector<std::string> summary_lines(const core::Profile& profile,
   return lines;
 }
 
-// One comment for all the binaries the symbolizer found with .dynsym alone (each was
-// warned about on stderr), "symbols: 2 of 5 binaries have no debug symbols (.dynsym only):
-// xz, liblzma.so.5.4.1", so that every report's header says it in one line. Of the
-// binaries symbolized, pseudo-files ("[vdso]") aside.
-std::string missing_symbols_comment(const core::Profile& profile,
-                                    const std::vector<std::string>& stripped) {
-  std::set<std::string> binaries(stripped.begin(), stripped.end());
-  for (const core::Mapping& m : profile.mappings) {
-    const std::string_view file = profile.str(m.file);
-    if (m.has_functions && !file.empty() && file.front() != '[') binaries.emplace(file);
-  }
-  std::string names;
-  for (const std::string& path : stripped)
-    names += (names.empty() ? "" : ", ") + std::string(core::base_name(path));
-  return fmt::format("symbols: {} of {} binaries have no debug symbols (.dynsym only): {}",
-                     stripped.size(), binaries.size(), names);
-}
-
 // Symbolizes the profile as the flags say and writes it (atomically) in `format`. What the
 // symbolizer says goes to stderr at once; in the profile's comments a binary without debug
 // symbols is one name in a summary line, not its whole warning.
@@ -184,7 +164,7 @@ int write_recorded(core::Profile profile, const RecordOptions& opt, formats::For
     if (w.find(symbolize::kNoDebugSymbols) == std::string::npos)
       profile.comments.push_back(profile.intern("tally: " + w));
   if (!stripped.empty())
-    profile.comments.push_back(profile.intern(missing_symbols_comment(profile, stripped)));
+    profile.comments.push_back(profile.intern(symbolize::missing_symbols_summary(profile, stripped)));
   core::Diagnostics diagnostics;
   auto files = formats::write_profile(std::move(profile), format, diagnostics);
   print_warnings(diagnostics);

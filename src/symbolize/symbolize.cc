@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <span>
 #include <tuple>
@@ -384,6 +385,24 @@ std::vector<std::string> binaries_without_debug_symbols(const core::Diagnostics&
       binaries.push_back(warning.substr(0, at));
   }
   return binaries;
+}
+
+std::string missing_symbols_summary(const core::Profile& profile,
+                                    const std::vector<std::string>& stripped) {
+  std::set<std::string, std::less<>> binaries(stripped.begin(), stripped.end());
+  for (const core::Mapping& m : profile.mappings) {
+    const std::string_view file = profile.str(m.file);
+    if (m.has_functions && !is_pseudo_file(file)) binaries.emplace(file);
+  }
+  // A header line stays a line: the first few names, then how many more (stderr has all).
+  constexpr size_t kNamesShown = 6;
+  std::string names;
+  for (size_t i = 0; i < stripped.size() && i < kNamesShown; ++i)
+    names += (names.empty() ? "" : ", ") + std::string(core::base_name(stripped[i]));
+  if (stripped.size() > kNamesShown)
+    names += fmt::format(" and {} more", stripped.size() - kNamesShown);
+  return fmt::format("symbols: {} of {} binaries have no debug symbols (.dynsym only): {}",
+                     stripped.size(), binaries.size(), names);
 }
 
 }  // namespace tally::symbolize

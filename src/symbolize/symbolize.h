@@ -54,4 +54,11 @@ inline constexpr std::string_view kNoDebugSymbols = ": no debug symbols (.dynsym
 // The paths of the binaries symbolize() warned have .dynsym alone, in warning order.
 std::vector<std::string> binaries_without_debug_symbols(const core::Diagnostics& diagnostics);
 
+// One line for all of them, which tally record keeps in the profile's comments so that a
+// report's header says it once: "symbols: 2 of 3 binaries have no debug symbols (.dynsym
+// only): xz, liblzma.so.5.4.1" (the first 6 names, then "and N more"). "of 3": `stripped`
+// and the profile's other binaries with functions, pseudo-files ("[vdso]") aside.
+std::string missing_symbols_summary(const core::Profile& profile,
+                                    const std::vector<std::string>& stripped);
+
 }  // namespace tally::symbolize

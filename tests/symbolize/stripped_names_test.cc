@@ -161,6 +161,35 @@ TEST_F(StrippedNames, ALibraryWithoutDebugSymbolsIsOneShortWarningSayingWhatWoul
   }
 }
 
+// The summary line counts the binaries without debug symbols among all those symbolized
+// (pseudo-files and binaries not symbolized aside), names them by file name, and stays one
+// line when there are many.
+TEST(MissingSymbolsSummary, CountsAmongTheSymbolizedBinariesAndNamesAFewOfThem) {
+  core::Profile profile;
+  auto map = [&](const std::string& file, bool has_functions) {
+    core::Mapping m;
+    m.start = 0x1000 * (profile.mappings.size() + 1);
+    m.limit = m.start + 0x1000;
+    m.file = profile.intern(file);
+    m.has_functions = has_functions;
+    profile.add_mapping(m);
+  };
+  map("/usr/bin/xz", true);
+  map("/usr/lib/liblzma.so.5", true);
+  map("/usr/lib/libc.so.6", true);
+  map("/usr/lib/libc.so.6", true);  // a second mapping of one file
+  map("[vdso]", true);
+  map("/usr/lib/libnever.so", false);  // no address of it was resolved
+  EXPECT_EQ(missing_symbols_summary(profile, {"/usr/lib/liblzma.so.5", "/usr/bin/xz"}),
+            "symbols: 2 of 3 binaries have no debug symbols (.dynsym only): liblzma.so.5, xz");
+
+  std::vector<std::string> stripped;
+  for (int i = 0; i < 9; ++i) stripped.push_back(fmt::format("/usr/lib/lib{}.so", i));
+  EXPECT_EQ(missing_symbols_summary(profile, stripped),
+            "symbols: 9 of 12 binaries have no debug symbols (.dynsym only): lib0.so, lib1.so, "
+            "lib2.so, lib3.so, lib4.so, lib5.so and 3 more");
+}
+
 TEST_F(StrippedNames, PltEntriesAreNamedFunctionAtPlt) {
   auto image = ElfImage::open(stripped_);
   ASSERT_NE(image, nullptr);
