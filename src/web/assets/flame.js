@@ -92,9 +92,9 @@
         el("span", { class: "swatch down" }, "less"), " for changes that pass tally diff's z-test; grey: no significant change."));
       if (!this.options.diffRows && this.data.nodes.off_cpu && this.data.nodes.off_cpu.indexOf(1) >= 0)
         root.appendChild(el("div", { class: "legend muted", id: "flame-off-cpu-legend" },
-          el("span", { class: "swatch", style: "background:" + T.flameOffCpuColour("off-cpu") }, "off-CPU"),
+          el("span", { class: "swatch", style: "background:" + T.flameOffCpuColour("off-cpu") + ";color:#fff" }, "off-CPU"),
           " frames: more than half of their time off the CPU (waiting), in the blues of the timeline's off-CPU spans; ",
-          el("span", { class: "swatch", style: "background:" + T.flameColour("on-cpu") }, "on-CPU"), " frames in warm colours."));
+          el("span", { class: "swatch", style: "background:" + T.flameColour("on-cpu") + ";color:#000" }, "on-CPU"), " frames in warm colours."));
       root.appendChild(this.selected);
       root.appendChild(this.wrap);
 

@@ -220,16 +220,24 @@ class TimelineTest(BrowserCase):
         for name, colour, _, _ in frames:
             colours.setdefault(name, set()).add(colour)
         # The sleep: its nanosleep frames (libc's and the kernel's) and the kernel's wait
-        # frames under them are off the CPU; the burns are on it.
+        # frames under them are off the CPU.
         sleepy = [n for n in colours if "nanosleep" in n]
         self.assertTrue(sleepy, sorted(colours))
         for name in sleepy + ["sleep_phase"] + [n for n in colours if re.match(r"^_*schedule$", n)]:
             for colour in colours[name]:
                 self.assertTrue(is_off_cpu_blue(hex_rgb(colour)), "%s drawn %s" % (name, colour))
+        # The burns are on the CPU, unless a loaded machine preempted them for more than half
+        # their wall time (the preemptions are off-CPU time under them): the expected palette
+        # from tally top's cum of off-cpu against wall, one frame each.
+        wall = {r["name"]: r["cum"] for r in self.server.api("/api/top?si=wall")["rows"]}
+        off = {r["name"]: r["cum"] for r in self.server.api("/api/top?si=off-cpu")["rows"]}
         for name in ("burn_first", "burn_last", "main"):
             self.assertIn(name, colours)
+            expect_off = 2 * off.get(name, 0) > wall[name]
             for colour in colours[name]:
-                self.assertTrue(is_warm(hex_rgb(colour)), "%s drawn %s" % (name, colour))
+                self.assertEqual(is_off_cpu_blue(hex_rgb(colour)), expect_off,
+                                 "%s drawn %s; off-CPU %s of %s ns" % (name, colour, off.get(name, 0), wall[name]))
+                self.assertEqual(is_warm(hex_rgb(colour)), not expect_off, "%s drawn %s" % (name, colour))
         # The same rule and palette as tally flame's SVG: the page draws each of these functions
         # in colours the SVG gives it (the SVG draws narrower frames than the page, so it may
         # have more).
@@ -279,15 +287,25 @@ class TimelineTest(BrowserCase):
         self.driver.find_element(By.CSS_SELECTOR, "#nav a[data-view='flame']").click()
         self.wait_ready()
         self.assertTrue(self.driver.find_elements(By.CSS_SELECTOR, "#timeline-canvas[data-zoomed='1']"))
-        # Back to the whole recording: on-CPU, the sleep, on-CPU again.
+        # Back to the whole recording; without the range (its shade) the row shows on-CPU, the
+        # sleep, on-CPU again.
         self.driver.find_element(By.ID, "timeline-unzoom").click()
         self.wait_for(lambda d: d.find_elements(By.CSS_SELECTOR, "#timeline-canvas[data-zoomed='0']"), "the whole timeline")
         canvas = self.driver.find_element(By.ID, "timeline-canvas")
+        self.assertEqual(float(canvas.get_attribute("data-start")), 0)
         self.assertEqual(float(canvas.get_attribute("data-end")), timeline["end"])
-        drawn = {tuple(p) for p in self.row_pixels(row)}
-        self.assertIn(colours["on-cpu"], drawn)
-        self.assertIn(colours["sleep"], drawn)
         self.assertTrue(self.driver.find_elements(By.ID, "timeline-zoom"))
+        self.driver.find_element(By.CSS_SELECTOR, "#timeline-range button").click()
+        self.wait_for(lambda d: "time_range=" not in d.current_url, "the range removed")
+        self.wait_ready()
+        kinds = []
+        for colour in self.row_pixels(row):
+            kind = next((state for state, c in colours.items() if tuple(colour) == c), None)
+            if kind is not None and (not kinds or kinds[-1] != kind):
+                kinds.append(kind)
+        self.assertIn("sleep", kinds)
+        self.assertIn("on-cpu", kinds[:kinds.index("sleep")], kinds)
+        self.assertIn("on-cpu", kinds[kinds.index("sleep"):], kinds)
 
     def test_profile_without_timestamps_says_so(self):
         # A profile of the fixtures has no timestamps: the timeline says so, the views work.
