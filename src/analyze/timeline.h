@@ -20,8 +20,8 @@
 namespace tally::analyze {
 
 struct TimelineOptions {
-  // Which samples are drawn (focus, labels...); a time range in it is ignored: the timeline
-  // always shows the whole recording, and the range is its selection.
+  // Which samples are drawn (focus, labels...); a time range in it is ignored: the range is
+  // the timeline's selection, drawn over the recording (or the window).
   NameFilters filters;
   // The time shown, ns since the recording began: [window.start_ns, window.end_ns), ends
   // beyond the recording's cut to it. No range (the default): the whole recording.
