@@ -270,8 +270,7 @@ std::string render_flame_svg(FlameTree& tree, const FlameSvgOptions& options) {
                    ")</title><rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" "
                    "fill=\"{}\"/>",
                    x, y, fw, kFrameHeight - 1,
-                   // Mostly off the CPU: a cool colour, as FlameGraph's off-CPU graphs.
-                   2 * f.off_cpu > f.value ? flame_off_cpu_colour(name) : flame_colour(name));
+                   mostly_off_cpu(f) ? flame_off_cpu_colour(name) : flame_colour(name));
     const std::string_view text = fitting_label(name, fw, buffer);
     if (!text.empty()) {
       fmt::format_to(w, "<text x=\"{:.2f}\" y=\"{:.1f}\">", x + 3, y + 11.5);

@@ -37,6 +37,11 @@ struct FlameFrame {
   int64_t off_cpu = 0;  // of `value`, the part off the CPU (tally record --off-cpu profiles)
 };
 
+// Whether a frame is drawn as off the CPU (a cool colour, as FlameGraph's off-CPU graphs):
+// more than half of its width was spent off the CPU. The SVG and the web flame graph both
+// ask this (off_cpu <= value, so the difference cannot overflow).
+inline bool mostly_off_cpu(const FlameFrame& frame) { return frame.off_cpu > frame.value - frame.off_cpu; }
+
 struct FlameTree {
   std::vector<std::string> names;   // [0] = "all"
   std::vector<FlameFrame> frames;   // [0] = the root; in preorder, `start` set

@@ -1,6 +1,7 @@
 #include "analyze/timeline.h"
 
 #include <algorithm>
+#include <limits>
 #include <span>
 #include <unordered_map>
 
@@ -67,21 +68,21 @@ std::vector<TimelineSpan> merge_spans(std::span<TimelineSpan> on, std::span<Time
   return out;
 }
 
-// Equal slots over [0, end), each given the state that covers most of it (none: empty),
-// then runs of one state joined: at most `slots` spans.
-std::vector<TimelineSpan> coarsen(const std::vector<TimelineSpan>& spans, int64_t end,
+// Equal slots over [from, to), each given the state that covers most of it (none: empty),
+// then runs of one state joined: at most `slots` spans. The spans lie within [from, to).
+std::vector<TimelineSpan> coarsen(const std::vector<TimelineSpan>& spans, int64_t from, int64_t to,
                                   size_t slots, size_t states, int64_t& slot_width) {
-  slot_width = end / static_cast<int64_t>(slots) + (end % static_cast<int64_t>(slots) != 0 ? 1 : 0);
-  slot_width = std::max<int64_t>(1, slot_width);
+  const int64_t length = to - from, count = static_cast<int64_t>(slots);
+  slot_width = std::max<int64_t>(1, length / count + (length % count != 0 ? 1 : 0));
   std::vector<int64_t> cover(slots * states, 0);
   for (const TimelineSpan& span : spans) {
-    const int64_t first = std::max<int64_t>(0, span.begin) / slot_width;
-    const int64_t last = std::max<int64_t>(span.begin, span.end - 1) / slot_width;
-    for (int64_t slot = first; slot <= last && slot < static_cast<int64_t>(slots); ++slot) {
-      const int64_t from = std::max(span.begin, slot * slot_width);
-      const int64_t to = std::min(span.end, (slot + 1) * slot_width);
+    const int64_t first = std::max<int64_t>(0, span.begin - from) / slot_width;
+    const int64_t last = std::max<int64_t>(span.begin - from, span.end - from - 1) / slot_width;
+    for (int64_t slot = first; slot <= last && slot < count; ++slot) {
+      const int64_t slot_begin = from + slot * slot_width;
+      const int64_t overlap = std::min(span.end, slot_begin + slot_width) - std::max(span.begin, slot_begin);
       // A point (no length) still marks its slot.
-      cover[static_cast<size_t>(slot) * states + span.state] += std::max<int64_t>(1, to - from);
+      cover[static_cast<size_t>(slot) * states + span.state] += std::max<int64_t>(1, overlap);
     }
   }
   std::vector<TimelineSpan> out;
@@ -89,7 +90,7 @@ std::vector<TimelineSpan> coarsen(const std::vector<TimelineSpan>& spans, int64_
     const int64_t* row = cover.data() + slot * states;
     const size_t best = static_cast<size_t>(std::max_element(row, row + states) - row);
     if (row[best] == 0) continue;
-    const int64_t begin = static_cast<int64_t>(slot) * slot_width;
+    const int64_t begin = from + static_cast<int64_t>(slot) * slot_width;
     const auto state = static_cast<uint32_t>(best);
     if (!out.empty() && out.back().state == state && out.back().end == begin) out.back().end += slot_width;
     else out.push_back({begin, begin + slot_width, state});
@@ -118,6 +119,10 @@ core::Expected<Timeline> compute_timeline(const core::Profile& p, const Timeline
   std::vector<ThreadBuild> threads;
   std::vector<RawSpan> raw;  // one array for all threads: no regrowth per thread
   raw.reserve(p.sample_count());
+  // The window, as the time-range filter reads a range: overlap with [start, end), a span
+  // of no length where it lies. Spans are cut at its edges.
+  const int64_t window_start = options.window.any() ? options.window.start_ns : 0;
+  const int64_t window_end = options.window.any() ? options.window.end_ns : std::numeric_limits<int64_t>::max();
   for (size_t s = 0; s < p.sample_count(); ++s) {
     const SampleTimes::Span span = times.span(s);
     if (!span.known || !filter->keeps(s, p.stack(s))) continue;
@@ -147,10 +152,15 @@ core::Expected<Timeline> compute_timeline(const core::Profile& p, const Timeline
     } else if (cpu_value >= 0) {
       thread.on_cpu = core::add_saturating(thread.on_cpu, values[cpu_value]);
     }
-    ++(state == 0 ? thread.on_spans : thread.off_spans);
-    raw.push_back({it->second, {span.begin, span.end, state}});
     timeline.end = std::max(timeline.end, span.end);
+    const bool in_window = span.begin < window_end &&
+                           (span.end > window_start || (span.begin == span.end && span.begin >= window_start));
+    if (!in_window) continue;
+    ++(state == 0 ? thread.on_spans : thread.off_spans);
+    raw.push_back({it->second, {std::max(span.begin, window_start), std::min(span.end, window_end), state}});
   }
+  timeline.window_end = std::min(window_end, timeline.end);
+  timeline.window_begin = std::min(window_start, timeline.window_end);
   // Each thread's on-CPU spans together, then its off-CPU ones, each in sample order (a
   // counting sort).
   std::vector<TimelineSpan> ordered(raw.size());
@@ -193,8 +203,8 @@ core::Expected<Timeline> compute_timeline(const core::Profile& p, const Timeline
     thread.spans = merge_spans(spans.first(build.on_spans), spans.subspan(build.on_spans, build.off_spans), slack);
     if (thread.spans.size() > options.max_spans_per_thread) {
       thread.coarsened = true;
-      thread.spans = coarsen(thread.spans, timeline.end, std::max<size_t>(1, options.max_spans_per_thread),
-                             states, thread.slot);
+      thread.spans = coarsen(thread.spans, timeline.window_begin, timeline.window_end,
+                             std::max<size_t>(1, options.max_spans_per_thread), states, thread.slot);
     }
     timeline.threads.push_back(std::move(thread));
   }

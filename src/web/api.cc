@@ -219,6 +219,7 @@ core::Expected<nlohmann::json> Api::compute(Endpoint endpoint, const ViewQuery& 
     case Endpoint::timeline: {
       analyze::TimelineOptions timeline;
       timeline.filters = query.filters;
+      timeline.window = query.window;
       auto model = analyze::compute_timeline(profile, timeline);
       if (!model) return model.error();
       return timeline_json(*model);

@@ -41,6 +41,7 @@ bool known_param(Endpoint endpoint, ServeMode mode, std::string_view name) {
       is_label_param(name))
     return true;
   if (name == "f") return takes_function(endpoint);
+  if (name == "window") return endpoint == Endpoint::timeline;
   if (name == "epoch" || name == "epoch_to" || name == "image" || name == "event")
     return mode == ServeMode::db;
   if (name == "base_epoch" || name == "base_epoch_to")
@@ -188,6 +189,11 @@ core::Expected<ViewQuery> parse_view_query(Endpoint endpoint, ServeMode mode,
       auto range = analyze::parse_time_range(value);
       if (!range) return bad("parameter 'time_range': " + range.error().message);
       query.filters.time = std::move(*range);
+    }
+    else if (name == "window") {
+      auto range = analyze::parse_time_range(value);
+      if (!range) return bad("parameter 'window': " + range.error().message);
+      query.window = std::move(*range);
     }
     else if (name == "side") {
       if (value != "base" && value != "new")

@@ -38,6 +38,8 @@ struct ViewQuery {
   // /api/diff with --db: the base side's epoch (a name or prefix), through base_epoch_to
   // when given; `epoch`/`epoch_to` the new side.
   std::string base_epoch, base_epoch_to;
+  // /api/timeline: the time shown (the timeline's zoom), as time_range's START:END seconds.
+  analyze::TimeRange window;
 };
 
 // Parameters as the HTTP library decodes them (a multimap keeps repeated ones).

@@ -31,6 +31,8 @@ nlohmann::json timeline_json(const analyze::Timeline& timeline) {
           {"unit", "nanoseconds"},
           {"start", 0},
           {"end", timeline.end},
+          {"window_start", timeline.window_begin},
+          {"window_end", timeline.window_end},
           {"states", std::move(states)},
           {"threads", std::move(threads)},
           {"threads_omitted", timeline.threads_omitted},

@@ -176,6 +176,85 @@ TEST(Timeline, TooManySpansAreCoarsenedIntoSlotsOfTheirMainState) {
   EXPECT_EQ(busy.off_cpu, 200 * kMs);
 }
 
+TEST(Timeline, AWindowKeepsTheSpansWithinItCutAtItsEdges) {
+  TimelineOptions options;
+  options.window = *parse_time_range("0.05:0.2");
+  auto t = compute_timeline(two_threads(), options);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->end, 400 * kMs);  // the recording's, whatever the window
+  EXPECT_EQ(t->window_begin, 50 * kMs);
+  EXPECT_EQ(t->window_end, 200 * kMs);
+  ASSERT_EQ(t->threads.size(), 2u);  // the whole recording's threads, in its order
+  const TimelineThread& main = t->threads[0];
+  EXPECT_EQ(main.tid, 100);
+  EXPECT_EQ(main.on_cpu, 200 * kMs);  // totals of all the time
+  ASSERT_EQ(main.spans.size(), 2u);
+  EXPECT_EQ(main.spans[0].begin, 50 * kMs);
+  EXPECT_EQ(main.spans[0].end, 100 * kMs);
+  EXPECT_EQ(state_name(*t, main.spans[0].state), "on");
+  EXPECT_EQ(main.spans[1].begin, 100 * kMs);
+  EXPECT_EQ(main.spans[1].end, 200 * kMs);
+  EXPECT_EQ(state_name(*t, main.spans[1].state), "sleep");
+  const TimelineThread& worker = t->threads[1];
+  ASSERT_EQ(worker.spans.size(), 1u);  // its work (250-300 ms) is outside
+  EXPECT_EQ(worker.spans[0].begin, 50 * kMs);
+  EXPECT_EQ(worker.spans[0].end, 200 * kMs);
+  EXPECT_EQ(state_name(*t, worker.spans[0].state), "futex");
+
+  // An open end is the recording's end; a window after it shows nothing.
+  options.window = *parse_time_range("0.35:");
+  auto tail = compute_timeline(two_threads(), options);
+  ASSERT_TRUE(tail);
+  EXPECT_EQ(tail->window_begin, 350 * kMs);
+  EXPECT_EQ(tail->window_end, 400 * kMs);
+  ASSERT_EQ(tail->threads[0].spans.size(), 1u);
+  EXPECT_EQ(tail->threads[0].spans[0].begin, 350 * kMs);
+  EXPECT_EQ(tail->threads[0].spans[0].end, 400 * kMs);
+  EXPECT_TRUE(tail->threads[1].spans.empty());
+  options.window = *parse_time_range("5:6");
+  auto after = compute_timeline(two_threads(), options);
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->window_begin, 400 * kMs);
+  EXPECT_EQ(after->window_end, 400 * kMs);
+  for (const TimelineThread& thread : after->threads) EXPECT_TRUE(thread.spans.empty());
+}
+
+TEST(Timeline, TheSpanBoundAppliesToTheWindow) {
+  // 2 s of 1 ms on-CPU, 1 ms preempted: 2000 spans, coarsened at a bound of 100.
+  ProfileMaker m;
+  for (int64_t t = 0; t < 2000; t += 2) {
+    m.on(7, "busy", t + 1, "burn", 1 * kMs);
+    m.off(7, "busy", t + 1, 1, "schedule", "preempted");
+  }
+  TimelineOptions options;
+  options.max_spans_per_thread = 100;
+  auto whole = compute_timeline(m.p, options);
+  ASSERT_TRUE(whole);
+  EXPECT_TRUE(whole->threads[0].coarsened);
+  EXPECT_EQ(whole->threads[0].slot, 20 * kMs);
+  // 40 ms in the middle: 40 spans of 1 ms, exact.
+  options.window = *parse_time_range("1.000:1.040");
+  auto t = compute_timeline(m.p, options);
+  ASSERT_TRUE(t) << t.error().message;
+  const TimelineThread& busy = t->threads[0];
+  EXPECT_FALSE(busy.coarsened);
+  ASSERT_EQ(busy.spans.size(), 40u);
+  for (size_t i = 0; i < busy.spans.size(); ++i) {
+    EXPECT_EQ(busy.spans[i].begin, 1000 * kMs + static_cast<int64_t>(i) * kMs) << i;
+    EXPECT_EQ(busy.spans[i].end, 1001 * kMs + static_cast<int64_t>(i) * kMs) << i;
+    EXPECT_EQ(state_name(*t, busy.spans[i].state), i % 2 == 0 ? "on" : "preempted") << i;
+  }
+  // A window wider than the bound is coarsened into slots of the window, starting at it.
+  options.window = *parse_time_range("1.000:1.400");
+  auto wide = compute_timeline(m.p, options);
+  ASSERT_TRUE(wide);
+  EXPECT_TRUE(wide->threads[0].coarsened);
+  EXPECT_EQ(wide->threads[0].slot, 4 * kMs);
+  ASSERT_FALSE(wide->threads[0].spans.empty());
+  EXPECT_EQ(wide->threads[0].spans.front().begin, 1000 * kMs);
+  EXPECT_EQ(wide->threads[0].spans.back().end, 1400 * kMs);
+}
+
 TEST(Timeline, ExtremeTimesAndValuesFromAFileStayBounded) {
   // What a crafted file may hold: no overflow (UBSan runs these in CI), spans within bounds.
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();

@@ -5,6 +5,8 @@
 // 0-100 ms in burn, sleeps 100-300 ms in nanosleep (reason sleep), burns 300-400 ms in
 // burn_again; thread "worker" (tid 101) waits 0-250 ms in futex_wait (reason futex) and
 // runs 250-300 ms in work.
+// make_timeline_profile --busy FILE: one thread "busy" (tid 7) that runs 1 ms, is preempted
+// 1 ms, for 10 s: 10000 spans, more than the timeline draws unless zoomed.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -48,10 +50,12 @@ struct Maker {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: make_timeline_profile FILE\n");
+  const bool busy = argc == 3 && std::string(argv[1]) == "--busy";
+  if (argc != 2 && !busy) {
+    std::fprintf(stderr, "usage: make_timeline_profile [--busy] FILE\n");
     return 2;
   }
+  const char* path = argv[argc - 1];
   Maker m;
   core::Profile& p = m.p;
   p.sample_types = {p.value_type("samples", "count"), p.value_type("cpu", "nanoseconds"),
@@ -59,21 +63,28 @@ int main(int argc, char** argv) {
   p.period_type = p.sample_types[1];
   p.period = 10 * kMs;
   p.default_sample_type = p.intern("wall");
-  for (int64_t t = 10; t <= 100; t += 10) m.on(100, "main", t, "burn");
-  m.off(100, "main", 100, 200, "nanosleep", "sleep");
-  m.off(101, "worker", 0, 250, "futex_wait", "futex");
-  for (int64_t t = 310; t <= 400; t += 10) m.on(100, "main", t, "burn_again");
-  for (int64_t t = 260; t <= 300; t += 10) m.on(101, "worker", t, "work");
+  if (busy) {
+    for (int64_t t = 0; t < 10'000; t += 2) {
+      m.add(7, "busy", (t + 1) * kMs, "burn", {1, kMs, 0, kMs}, "");
+      m.off(7, "busy", t + 1, 1, "schedule", "preempted");
+    }
+  } else {
+    for (int64_t t = 10; t <= 100; t += 10) m.on(100, "main", t, "burn");
+    m.off(100, "main", 100, 200, "nanosleep", "sleep");
+    m.off(101, "worker", 0, 250, "futex_wait", "futex");
+    for (int64_t t = 310; t <= 400; t += 10) m.on(100, "main", t, "burn_again");
+    for (int64_t t = 260; t <= 300; t += 10) m.on(101, "worker", t, "work");
+  }
   core::Diagnostics diagnostics;
   auto files = formats::write_profile(std::move(p), formats::Format::pprof, diagnostics);
   if (!files) {
     std::fprintf(stderr, "make_timeline_profile: %s\n", files.error().message.c_str());
     return 1;
   }
-  FILE* out = std::fopen(argv[1], "wb");
+  FILE* out = std::fopen(path, "wb");
   if (out == nullptr || std::fwrite(files->front().bytes.data(), 1, files->front().bytes.size(), out) !=
                             files->front().bytes.size() || std::fclose(out) != 0) {
-    std::fprintf(stderr, "make_timeline_profile: cannot write %s\n", argv[1]);
+    std::fprintf(stderr, "make_timeline_profile: cannot write %s\n", path);
     return 1;
   }
   return 0;

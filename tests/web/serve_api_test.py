@@ -431,6 +431,47 @@ class Timeline(unittest.TestCase):
         self.assertEqual([th["tid"] for th in only["threads"]], [101])
         self.assertEqual(only["end"], 300e6)
 
+    def test_window_keeps_the_spans_within_it(self):
+        t = self.served.json(q("/api/timeline", window="0.05:0.2"))
+        self.assertEqual((t["window_start"], t["window_end"], t["end"]), (50e6, 200e6, 400e6))
+        spans = {}
+        for thread in t["threads"]:
+            s = thread["spans"]
+            spans[thread["name"]] = [(t["states"][state], start / 1e6, end / 1e6)
+                                     for start, end, state in zip(s["start"], s["end"], s["state"])]
+        self.assertEqual(spans, {"main": [("on-cpu", 50, 100), ("sleep", 100, 200)],
+                                 "worker": [("futex", 50, 200)]})
+        whole = self.served.json("/api/timeline")
+        self.assertEqual((whole["window_start"], whole["window_end"]), (0, 400e6))
+        # Only the timeline takes a window, checked as time_range is.
+        for path, value, message in (("/api/timeline", "0.3:0.1", "before END"), ("/api/timeline", "x", "START:END"),
+                                     ("/api/top", "0:0.1", "unknown parameter 'window'")):
+            with self.subTest(path=path, value=value):
+                status, _, body = self.served.request(q(path, window=value))
+                self.assertEqual(status, 400, body[:200])
+                self.assertIn(message, json.loads(body)["error"])
+
+    def test_a_small_window_of_a_busy_thread_is_not_coarsened(self):
+        busy = os.path.join(self.tmp.name, "busy.pb.gz")
+        subprocess.run([os.environ["TALLY_MAKE_TIMELINE_PROFILE"], "--busy", busy], check=True)
+        with Served("--http", "127.0.0.1:0", "--symbolize=none", busy) as s:
+            whole = s.json("/api/timeline")
+            (thread,) = whole["threads"]
+            self.assertTrue(thread["coarsened"])  # 10000 spans in 2000 slots
+            self.assertEqual(thread["slot"], 5e6)
+            self.assertLessEqual(len(thread["spans"]["start"]), 2000)
+            t = s.json(q("/api/timeline", window="4.000:4.100"))
+            (thread,) = t["threads"]
+            self.assertFalse(thread["coarsened"])
+            sp = thread["spans"]
+            self.assertEqual(len(sp["start"]), 100)
+            self.assertTrue(all(4000e6 <= a < b <= 4100e6 for a, b in zip(sp["start"], sp["end"])))
+            # Each 1 ms span as recorded, on-CPU and preempted in turn.
+            self.assertEqual([(a / 1e6, b / 1e6) for a, b in zip(sp["start"], sp["end"])][:3],
+                             [(4000, 4001), (4001, 4002), (4002, 4003)])
+            self.assertEqual([t["states"][x] for x in sp["state"]][:4], ["on-cpu", "preempted", "on-cpu", "preempted"])
+            self.assertEqual((t["window_start"], t["window_end"], t["end"]), (4000e6, 4100e6, 10000e6))
+
     def test_time_range_filters_every_report_as_the_cli(self):
         flats = {r["name"]: r["flat"] for r in
                  self.served.json(q("/api/top", si="wall", time_range="0.15:0.25"))["rows"] if r["flat"]}

@@ -48,6 +48,7 @@
       this.icicle = !!options.icicle;
       this.zoomIndex = options.zoom >= 0 && options.zoom < this.tree.n ? options.zoom : 0;
       this.colours = new Array(data.names.length);
+      this.offCpuColours = new Array(data.names.length);
       this.matchedNames = null;
       this.matchedShare = null;
       this.drawnByDepth = [];
@@ -89,6 +90,11 @@
       if (this.options.diffRows) root.appendChild(el("div", { class: "legend muted" },
         "Differential: width is the new profile; ", el("span", { class: "swatch up" }, "more"), " ",
         el("span", { class: "swatch down" }, "less"), " for changes that pass tally diff's z-test; grey: no significant change."));
+      if (!this.options.diffRows && this.data.nodes.off_cpu && this.data.nodes.off_cpu.indexOf(1) >= 0)
+        root.appendChild(el("div", { class: "legend muted", id: "flame-off-cpu-legend" },
+          el("span", { class: "swatch", style: "background:" + T.flameOffCpuColour("off-cpu") + ";color:#fff" }, "off-CPU"),
+          " frames: more than half of their time off the CPU (waiting), in the blues of the timeline's off-CPU spans; ",
+          el("span", { class: "swatch", style: "background:" + T.flameColour("on-cpu") + ";color:#000" }, "on-CPU"), " frames in warm colours."));
       root.appendChild(this.selected);
       root.appendChild(this.wrap);
 
@@ -128,14 +134,24 @@
 
     nameOf(i) { return this.data.names[this.data.nodes.name[i]]; }
 
+    // Whether the server drew frame i as off the CPU (/api/flame's nodes.off_cpu: the rule of
+    // tally flame's SVG, computed there); never in a differential graph.
+    offCpu(i) {
+      const column = this.data.nodes.off_cpu;
+      return !this.options.diffRows && !!column && column[i] === 1;
+    }
+
     colourOf(i) {
       const nameIndex = this.data.nodes.name[i];
       if (this.matchedNames && this.matchedNames[nameIndex]) return MATCH_COLOUR;
-      let c = this.colours[nameIndex];
+      // One cache per palette: a function may be on the CPU in one stack and off it in another.
+      const off = this.offCpu(i), cache = off ? this.offCpuColours : this.colours;
+      let c = cache[nameIndex];
       if (c === undefined) {
         const name = this.data.names[nameIndex];
-        c = this.options.diffRows ? diffColour(this.options.diffRows.get(name), this.options.diffMaxAbs) : T.flameColour(name);
-        this.colours[nameIndex] = c;
+        c = this.options.diffRows ? diffColour(this.options.diffRows.get(name), this.options.diffMaxAbs)
+          : off ? T.flameOffCpuColour(name) : T.flameColour(name);
+        cache[nameIndex] = c;
       }
       return c;
     }
@@ -410,6 +426,7 @@
         ["self", T.fmtValue(nodes.self[i], unit) + " (" + T.fmtPct(nodes.self[i], total) + ")"],
       ];
       if (this.zoomIndex !== 0) rows.push(["of zoom", T.fmtPct(nodes.total[i], nodes.total[this.zoomIndex])]);
+      if (this.offCpu(i)) rows.push(["state", "mostly off the CPU"]);
       const top = this.options.topRows && this.options.topRows.get(name);
       if (top) rows.push(["flat%", T.fmtNum(top.flat_pct) + "% " + (top.flat_pm !== null && top.flat_pm !== undefined ? T.tallyInterval(top.flat_pm) + " (95%)" : "(exact)")]);
       const diff = this.options.diffRows && this.options.diffRows.get(name);

@@ -3,7 +3,9 @@
 // off-CPU spans in time order from /api/timeline (computed and bounded by the server), off-CPU
 // coloured by reason in the blues of the flame graph's off-CPU frames. Dragging over it sets
 // the common parameter time_range (seconds from the profile's start), so that every view and
-// API call is filtered to that time.
+// API call is filtered to that time. The range's zoom button shows just that time (the server
+// computes the spans within the window, so a coarsened row gets its detail back); "whole
+// recording" goes back. The zoom lives as long as the page, across views.
 (function (T) {
   const el = T.el;
   const ROW = 16, AXIS = 18, LABELS = 190, MIN_DRAG = 3;
@@ -11,14 +13,7 @@
   // Off-CPU reasons (collect/off_cpu.cc's names) in blues; any other in the flame graph's
   // off-CPU palette (analyze/flame_svg.cc, flame_off_cpu_colour).
   const REASON_COLOURS = { sleep: "#86b8f2", futex: "#4d5fd6", io: "#2aa6bf", preempted: "#a3abc4", blocked: "#3f84d9", other: "#8a7ee0" };
-  const encoder = new TextEncoder();
-  function offCpuColour(name) {
-    if (REASON_COLOURS[name]) return REASON_COLOURS[name];
-    let h = 2166136261 >>> 0;
-    for (const byte of encoder.encode(name)) { h ^= byte; h = Math.imul(h, 16777619) >>> 0; }
-    const r = 60 + (h % 60), g = 110 + ((h >>> 8) % 80), b = 205 + ((h >>> 16) % 51);
-    return "#" + [r, g, b].map(function (c) { return c.toString(16).padStart(2, "0"); }).join("");
-  }
+  function offCpuColour(name) { return REASON_COLOURS[name] || T.flameOffCpuColour(name); }
   T.timelineColour = function (state) { return state === "on-cpu" ? ON_CPU : offCpuColour(state); };
 
   // "START:END" in seconds -> [start, end] in ns (an open end: the profile's edge).
@@ -36,14 +31,25 @@
     for (const key of ["time_range", "si", "granularity"]) q.delete(key);
     q.delete("base_epoch");
     q.delete("base_epoch_to");
+    if (zoom) q.set("window", zoom);
     return q;
   }
 
-  let box = null, shownKey = null, model = null, drawn = null;
+  // zoom: the window shown ("START:END" seconds), null for the whole recording. model: the
+  // last /api/timeline answer; its window_start/window_end are the time drawn.
+  let box = null, shownKey = null, model = null, drawn = null, zoom = null;
+  function shownFrom() { return model.window_start !== undefined ? model.window_start : model.start; }
+  function shownTo() { return model.window_end !== undefined ? model.window_end : model.end; }
 
   function selection() {
     if (!model) return null;
     return parseRange(T.query().get("time_range"), model.end);
+  }
+
+  function setZoom(text) {
+    zoom = text || null;
+    shownKey = null;  // fetch again, for the window
+    T.updateTimeline(T.meta);
   }
 
   function setRange(text) {
@@ -62,19 +68,28 @@
       const text = r ? T.fmtValue(r[0], "nanoseconds") + " – " + T.fmtValue(r[1], "nanoseconds") : range;
       parts.push(el("span", { class: "chip", id: "timeline-range" }, "time " + text + " ",
         el("button", { type: "button", title: "show all the time", onclick: function (e) { e.preventDefault(); setRange(""); } }, "×")));
+      if (r && range !== zoom && model && model.has_timestamps)
+        parts.push(el("button", { type: "button", id: "timeline-zoom", title: "show only this range in the timeline",
+          onclick: function (e) { e.preventDefault(); setZoom(range); } }, "zoom to range"));
     } else if (model && model.has_timestamps) {
       parts.push(el("span", { class: "muted" }, " drag over the rows to filter every view to a time range"));
+    }
+    if (zoom && model && model.has_timestamps) {
+      parts.push(el("span", { class: "muted", id: "timeline-zoomed" }, " showing " + T.fmtValue(shownFrom(), "nanoseconds") +
+        " – " + T.fmtValue(shownTo(), "nanoseconds") + " "));
+      parts.push(el("button", { type: "button", id: "timeline-unzoom", title: "show the whole recording in the timeline",
+        onclick: function (e) { e.preventDefault(); setZoom(null); } }, "whole recording"));
     }
     return el("summary", null, ...parts);
   }
 
-  // Ticks at 1, 2 or 5 times a power of ten, about every 100 px.
-  function ticks(width, end) {
-    if (end <= 0) return [];
-    const raw = end / Math.max(1, width / 100), power = Math.pow(10, Math.floor(Math.log10(raw)));
+  // Ticks over [from, to] at multiples of 1, 2 or 5 times a power of ten, about every 100 px.
+  function ticks(width, from, to) {
+    if (to <= from) return [];
+    const raw = (to - from) / Math.max(1, width / 100), power = Math.pow(10, Math.floor(Math.log10(raw)));
     const step = [1, 2, 5, 10].map(function (m) { return m * power; }).find(function (s) { return s >= raw; });
     const out = [];
-    for (let t = 0; t <= end; t += step) out.push(t);
+    for (let t = Math.ceil(from / step) * step; t <= to; t += step) out.push(t);
     return out;
   }
 
@@ -108,7 +123,9 @@
           (thread.coarsened ? " (coarsened: " + T.fmtValue(thread.slot, "nanoseconds") + " slots)" : ""),
       }, name, thread.coarsened ? el("span", { class: "timeline-coarse", title: "more spans than drawn: each slot of " + T.fmtValue(thread.slot, "nanoseconds") + " shows its main state" }, " ≈") : null));
     });
-    const canvas = el("canvas", { id: "timeline-canvas", "data-start": data.start, "data-end": data.end, "data-axis": AXIS, "data-row-height": ROW });
+    // data-start/data-end: the time drawn (the zoom's window, else the whole recording).
+    const canvas = el("canvas", { id: "timeline-canvas", "data-start": shownFrom(), "data-end": shownTo(), "data-zoomed": zoom ? "1" : "0",
+      "data-axis": AXIS, "data-row-height": ROW });
     const tip = el("div", { class: "tip", hidden: true });
     const plot = el("div", { class: "timeline-plot" }, canvas, tip);
     const legend = el("div", { class: "legend timeline-legend" });
@@ -145,12 +162,12 @@
     g.scale(ratio, ratio);
     g.fillStyle = "#fbfbf8";
     g.fillRect(0, 0, width, height);
-    const scale = width / Math.max(1, model.end - model.start);
+    const from = shownFrom(), scale = width / Math.max(1, shownTo() - from);
     g.fillStyle = "#555";
     g.font = "11px system-ui, sans-serif";
     g.textBaseline = "middle";
-    for (const t of ticks(width, model.end)) {
-      const x = Math.round((t - model.start) * scale) + 0.5;
+    for (const t of ticks(width, from, shownTo())) {
+      const x = Math.round((t - from) * scale) + 0.5;
       g.fillRect(x, AXIS - 5, 1, 5);
       if (x < width - 30) g.fillText(T.fmtValue(t, "nanoseconds"), x + 2, AXIS / 2 - 1);
     }
@@ -165,7 +182,7 @@
         g.fillStyle = colours[state];
         for (let i = 0; i < spans.state.length; i++) {
           if (spans.state[i] !== state) continue;
-          const x0 = (spans.start[i] - model.start) * scale, x1 = (spans.end[i] - model.start) * scale;
+          const x0 = (spans.start[i] - from) * scale, x1 = (spans.end[i] - from) * scale;
           g.fillRect(x0, y + 2, Math.max(1, x1 - x0), ROW - 4);
         }
       }
@@ -183,9 +200,9 @@
     g.drawImage(drawn.base, 0, 0);
     if (!range) return;
     g.scale(ratio, ratio);
-    const scale = drawn.width / Math.max(1, model.end - model.start), height = canvas.height / ratio;
-    const x0 = Math.max(0, (Math.min(range[0], range[1]) - model.start) * scale);
-    const x1 = Math.min(drawn.width, (Math.max(range[0], range[1]) - model.start) * scale);
+    const from = shownFrom(), scale = drawn.width / Math.max(1, shownTo() - from), height = canvas.height / ratio;
+    const x0 = Math.min(drawn.width, Math.max(0, (Math.min(range[0], range[1]) - from) * scale));
+    const x1 = Math.max(0, Math.min(drawn.width, (Math.max(range[0], range[1]) - from) * scale));
     g.fillStyle = "rgba(40, 50, 60, 0.45)";
     g.fillRect(0, AXIS, x0, height - AXIS);
     g.fillRect(x1, AXIS, drawn.width - x1, height - AXIS);
@@ -199,7 +216,7 @@
   function timeAt(e) {
     const r = drawn.canvas.getBoundingClientRect();
     const x = Math.min(Math.max(e.clientX - r.left, 0), r.width);
-    return { x: x, t: model.start + x / r.width * (model.end - model.start), y: e.clientY - r.top };
+    return { x: x, t: shownFrom() + x / r.width * (shownTo() - shownFrom()), y: e.clientY - r.top };
   }
   function attach(canvas, tip) {
     canvas.addEventListener("mousedown", function (e) {

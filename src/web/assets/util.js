@@ -68,17 +68,28 @@ window.tally = window.tally || {};
     return x === null || x === undefined ? "" : Number(x).toFixed(digits === undefined ? 2 : digits);
   };
 
-  // FNV-1a of the name's UTF-8 bytes into the warm palette of tally's SVG flame graph
-  // (analyze/flame_svg.cc, flame_colour), so both show a function in the same colour.
+  // FNV-1a of the name's UTF-8 bytes into the palettes of tally's SVG flame graph
+  // (analyze/flame_svg.cc: flame_colour warm, flame_off_cpu_colour the blues of frames off the
+  // CPU), so both show a function in the same colour; the timeline's off-CPU spans use the blues.
   const encoder = new TextEncoder();
-  T.flameColour = function (name) {
+  function fnv1a(name) {
     let h = 2166136261 >>> 0;
     for (const byte of encoder.encode(name)) {
       h ^= byte;
       h = Math.imul(h, 16777619) >>> 0;
     }
-    const r = 205 + (h % 51), g = (h >>> 8) % 231, b = (h >>> 16) % 56;
+    return h;
+  }
+  function hex(r, g, b) {
     return "#" + [r, g, b].map(function (c) { return c.toString(16).padStart(2, "0"); }).join("");
+  }
+  T.flameColour = function (name) {
+    const h = fnv1a(name);
+    return hex(205 + (h % 51), (h >>> 8) % 231, (h >>> 16) % 56);
+  };
+  T.flameOffCpuColour = function (name) {
+    const h = fnv1a(name);
+    return hex(60 + (h % 60), 110 + ((h >>> 8) % 80), 205 + ((h >>> 16) % 51));
   };
 
   // "^name$" with the regex characters escaped: the f= of a link that opens exactly one function.

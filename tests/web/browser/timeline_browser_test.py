@@ -6,11 +6,17 @@ nanosleep 200 ms under sleep_phase, burn_last 200 ms), serves it, and checks on 
 the thread's row is drawn on-CPU, then off-CPU for the sleep, then on-CPU again (read from
 the canvas's pixels, in the colours the legend shows); a drag over the sleep only sets
 time_range, and the top view then shows the sleep's stack (nanosleep) and no burn function;
-the other views get the range too. No error in the browser's console (BrowserCase).
+the other views get the range too; the range's zoom button redraws the timeline for just that
+time (from /api/timeline?window=) and "whole recording" goes back. The flame graph draws the
+frames that tally flame's SVG draws blue (mostly off the CPU: the sleep's nanosleep and kernel
+wait frames) in the same blues, the burn frames in warm colours, with a legend line. No error
+in the browser's console (BrowserCase).
 
 Environment: as browser_test.py, plus TALLY_PHASES (the phases program).
 """
+import html
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -25,6 +31,18 @@ from browser_test import TALLY, BrowserCase
 
 PHASES = os.environ.get("TALLY_PHASES", "phases")
 MS = 1e6
+
+
+def is_off_cpu_blue(rgb):
+    """In analyze/flame_svg.cc's flame_off_cpu_colour palette (the blues)."""
+    r, g, b = rgb
+    return 60 <= r < 120 and 110 <= g < 190 and 205 <= b <= 255
+
+
+def is_warm(rgb):
+    """In flame_colour's palette (red-orange-yellow)."""
+    r, g, b = rgb
+    return r >= 205 and b < 56
 
 
 def hex_rgb(colour):
@@ -169,6 +187,127 @@ class TimelineTest(BrowserCase):
         self.wait_for(lambda d: "time_range=" not in d.current_url, "the range removed")
         self.wait_ready()
         self.assertIn("burn_first", [r["name"] for r in self.table_rows("top-table")])
+
+    def drawn_frames(self):
+        """Every frame the flame graph drew: [name, colour, x, w]."""
+        return self.driver.execute_script("""
+            var f = window.tally.flame, out = [];
+            f.drawnByDepth.forEach(function (list) { (list || []).forEach(function (i) {
+              var b = f.frameBox(i); out.push([f.nameOf(i), f.colourOf(i), b.x, b.w]); }); });
+            return out;""")
+
+    def svg_fills(self):
+        """tally flame's SVG of the same profile: each frame name's fill colours."""
+        svg = os.path.join(self.tmp, "phases.svg")
+        done = subprocess.run([TALLY, "flame", "--no-debuginfod", "-o", svg, self.profile],
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        with open(svg) as f:
+            text = f.read()
+        fills = {}
+        for name, fill in re.findall(r'<title>(.*?) \([^<]*</title><rect [^>]*fill="(#[0-9a-f]{6})"', text):
+            fills.setdefault(html.unescape(name), set()).add(fill)
+        return fills
+
+    def test_flame_graph_draws_off_cpu_frames_in_the_svgs_blues(self):
+        self.open("/flame")
+        self.wait_for(lambda d: d.find_elements(By.CSS_SELECTOR, "#flame-canvas[data-ready='1']"), "the flame graph")
+        flame = self.server.api("/api/flame")
+        self.assertTrue(flame["has_off_cpu"])  # wall, the default, holds off-CPU time
+        frames = self.drawn_frames()
+        self.screenshot("flame-off-cpu")
+        colours = {}
+        for name, colour, _, _ in frames:
+            colours.setdefault(name, set()).add(colour)
+        # The sleep: sleep_phase and its nanosleep frames (libc's, and the kernel's wait frames
+        # down to do_nanosleep) are off the CPU. Only the wide ones, the sleep's 200 ms: a
+        # tiny frame of the same name may hold an on-CPU sample of the syscall alone.
+        width = float(self.canvas().get_attribute("data-width"))
+        sleepy = sorted({n for n, _, _, w in frames if "nanosleep" in n and w > width / 10})
+        self.assertTrue(sleepy, sorted(colours))
+        for name, colour, _, w in frames:
+            if (name in sleepy or name == "sleep_phase") and w > width / 10:
+                self.assertTrue(is_off_cpu_blue(hex_rgb(colour)), "%s drawn %s" % (name, colour))
+        # The burns are on the CPU, unless a loaded machine preempted them for more than half
+        # their wall time (the preemptions are off-CPU time under them): the expected palette
+        # from tally top's cum of off-cpu against wall, one frame each.
+        wall = {r["name"]: r["cum"] for r in self.server.api("/api/top?si=wall")["rows"]}
+        off = {r["name"]: r["cum"] for r in self.server.api("/api/top?si=off-cpu")["rows"]}
+        for name in ("burn_first", "burn_last", "main"):
+            self.assertIn(name, colours)
+            expect_off = 2 * off.get(name, 0) > wall[name]
+            for colour in colours[name]:
+                self.assertEqual(is_off_cpu_blue(hex_rgb(colour)), expect_off,
+                                 "%s drawn %s; off-CPU %s of %s ns" % (name, colour, off.get(name, 0), wall[name]))
+                self.assertEqual(is_warm(hex_rgb(colour)), not expect_off, "%s drawn %s" % (name, colour))
+        # The same rule and palette as tally flame's SVG: the page draws each of these functions
+        # in colours the SVG gives it (the SVG draws narrower frames than the page, so it may
+        # have more).
+        fills = self.svg_fills()
+        for name in sleepy + ["sleep_phase", "burn_first", "burn_last", "main"]:
+            self.assertIn(name, fills)
+            self.assertLessEqual(colours[name], fills[name], name)
+        legend = self.driver.find_element(By.ID, "flame-off-cpu-legend")
+        self.assertTrue(legend.is_displayed())
+        self.assertIn("off the CPU", legend.text)
+        # Drawn by cpu, no frame is off the CPU: no blues, no legend.
+        self.open("/flame?si=cpu")
+        self.wait_for(lambda d: d.find_elements(By.CSS_SELECTOR, "#flame-canvas[data-ready='1']"), "the cpu flame graph")
+        self.assertFalse([f for f in self.drawn_frames() if is_off_cpu_blue(hex_rgb(f[1]))])
+        self.assertFalse(self.driver.find_elements(By.ID, "flame-off-cpu-legend"))
+
+    def test_zoom_to_the_selected_range_and_back(self):
+        timeline = self.server.api("/api/timeline")
+        row, thread = self.main_thread(timeline)
+        sleep_start, sleep_end = self.sleep_span(timeline, thread)
+        # A range inside the sleep, as a drag sets it.
+        lo, hi = sleep_start + 0.25 * (sleep_end - sleep_start), sleep_start + 0.75 * (sleep_end - sleep_start)
+        text = "%.6f:%.6f" % (lo / 1e9, hi / 1e9)
+        self.open("/top?time_range=" + text)
+        self.wait_for(lambda d: d.find_elements(By.ID, "timeline-zoom"), "the zoom button")
+        canvas = self.driver.find_element(By.ID, "timeline-canvas")
+        self.assertEqual(float(canvas.get_attribute("data-start")), 0)
+        self.assertEqual(float(canvas.get_attribute("data-end")), timeline["end"])
+        self.driver.find_element(By.ID, "timeline-zoom").click()
+        self.wait_for(lambda d: d.find_elements(By.CSS_SELECTOR, "#timeline-canvas[data-zoomed='1']"), "the zoomed timeline")
+        self.screenshot("timeline-zoomed")
+        canvas = self.driver.find_element(By.ID, "timeline-canvas")
+        start, end = float(canvas.get_attribute("data-start")), float(canvas.get_attribute("data-end"))
+        self.assertAlmostEqual(start, lo, delta=1000)  # the range's microseconds
+        self.assertAlmostEqual(end, hi, delta=1000)
+        # The window is all sleep: the row is drawn in the sleep's colour from edge to edge.
+        colours = self.legend_colours()
+        pixels = self.row_pixels(row)
+        self.assertGreater(len(pixels), 100)
+        self.assertEqual({tuple(p) for p in pixels[1:-1]}, {colours["sleep"]})
+        # The axis is of the window: its range drawn over the whole width, the URL's range
+        # unchanged and the view still filtered by it.
+        self.assertIn("time_range=", self.driver.current_url)
+        self.assertTrue(self.driver.find_element(By.ID, "timeline-unzoom").is_displayed())
+        self.assertFalse(self.driver.find_elements(By.ID, "timeline-zoom"))
+        # The zoom stays when the view changes.
+        self.driver.find_element(By.CSS_SELECTOR, "#nav a[data-view='flame']").click()
+        self.wait_ready()
+        self.assertTrue(self.driver.find_elements(By.CSS_SELECTOR, "#timeline-canvas[data-zoomed='1']"))
+        # Back to the whole recording; without the range (its shade) the row shows on-CPU, the
+        # sleep, on-CPU again.
+        self.driver.find_element(By.ID, "timeline-unzoom").click()
+        self.wait_for(lambda d: d.find_elements(By.CSS_SELECTOR, "#timeline-canvas[data-zoomed='0']"), "the whole timeline")
+        canvas = self.driver.find_element(By.ID, "timeline-canvas")
+        self.assertEqual(float(canvas.get_attribute("data-start")), 0)
+        self.assertEqual(float(canvas.get_attribute("data-end")), timeline["end"])
+        self.assertTrue(self.driver.find_elements(By.ID, "timeline-zoom"))
+        self.driver.find_element(By.CSS_SELECTOR, "#timeline-range button").click()
+        self.wait_for(lambda d: "time_range=" not in d.current_url, "the range removed")
+        self.wait_ready()
+        kinds = []
+        for colour in self.row_pixels(row):
+            kind = next((state for state, c in colours.items() if tuple(colour) == c), None)
+            if kind is not None and (not kinds or kinds[-1] != kind):
+                kinds.append(kind)
+        self.assertIn("sleep", kinds)
+        self.assertIn("on-cpu", kinds[:kinds.index("sleep")], kinds)
+        self.assertIn("on-cpu", kinds[kinds.index("sleep"):], kinds)
 
     def test_profile_without_timestamps_says_so(self):
         # A profile of the fixtures has no timestamps: the timeline says so, the views work.
