@@ -70,7 +70,11 @@ SampleMerger::SampleMerger(Profile& profile)
 
 size_t SampleMerger::add(std::span<const LocationId> stack, std::span<const int64_t> values,
                          std::span<const Label> labels) {
-  uint64_t h = sample_hash(stack, labels);
+  return add(sample_hash(stack, labels), stack, values, labels);
+}
+
+size_t SampleMerger::add(uint64_t h, std::span<const LocationId> stack,
+                         std::span<const int64_t> values, std::span<const Label> labels) {
   if (auto found = index_.find(profile_, h, stack, labels)) {
     auto into = profile_.values(*found);
     if (values.size() != into.size())

@@ -25,6 +25,9 @@ class SampleIndex {
   std::optional<size_t> find(const Profile& p, uint64_t h, std::span<const LocationId> stack,
                              std::span<const Label> labels) const;
   void insert(uint64_t h, size_t sample);
+  // Starts loading the slot where a sample of hash `h` is looked for first (a hint: an
+  // insert() in between may move it).
+  void prefetch(uint64_t h) const { __builtin_prefetch(&slots_[h & (slots_.size() - 1)]); }
 
  private:
   static constexpr uint32_t kEmpty = UINT32_MAX;
@@ -46,6 +49,13 @@ class SampleMerger {
   // Returns the index of the sample that now holds these values.
   size_t add(std::span<const LocationId> stack, std::span<const int64_t> values,
              std::span<const Label> labels = {});
+  // The same with the sample's hash, sample_hash(stack, labels), computed by the caller,
+  // which may have passed it to prefetch() a while before: the table of a profile with
+  // tens of thousands of deep stacks outgrows the caches, and its one miss per sample is
+  // then hidden behind the caller's work on the next sample.
+  size_t add(uint64_t hash, std::span<const LocationId> stack, std::span<const int64_t> values,
+             std::span<const Label> labels = {});
+  void prefetch(uint64_t hash) const { index_.prefetch(hash); }
 
  private:
   Profile& profile_;

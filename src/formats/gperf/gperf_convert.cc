@@ -57,8 +57,16 @@ class ProfileBuilder {
       ++records_by_second_frame_[stack_[1]];  // a file of 2^32 records would be 100 GB
     }
     auto count = static_cast<int64_t>(r.count);
-    int64_t values[2] = {count, core::mul_saturating(count, p_.period)};
-    merger_->add(stack_, values);
+    // Merged one record late: its slot in the merger's table is fetched while the next
+    // record's frames are looked up (the order of the samples stays the records' order).
+    const uint64_t hash = core::sample_hash(stack_, {});
+    merger_->prefetch(hash);
+    merge_pending();
+    pending_.stack.swap(stack_);
+    pending_.hash = hash;
+    pending_.values[0] = count;
+    pending_.values[1] = core::mul_saturating(count, p_.period);
+    pending_.held = true;
   }
 
   // A file of `words` words holds fewer frames than that: the stack pool is reserved once,
@@ -69,6 +77,7 @@ class ProfileBuilder {
 
   core::Profile finish(const Header& header, uint64_t records, std::string_view mapped_objects,
                        const BinaryInspector* binaries) {
+    merge_pending();
     merger_.reset();
     add_mappings(mapped_objects);
     p_.set_attribute("gperf.layout", layout_name(header.layout));
@@ -81,6 +90,12 @@ class ProfileBuilder {
 
  private:
   void add_mappings(std::string_view text);
+
+  void merge_pending() {
+    if (!pending_.held) return;
+    merger_->add(pending_.hash, pending_.stack, pending_.values);
+    pending_.held = false;
+  }
 
   // libtally writes "# tally: stacks cut short: N of M samples (REASON: n, ...)" after the
   // maps (pprof and google-pprof skip lines that are not mappings): an attribute here.
@@ -98,6 +113,12 @@ class ProfileBuilder {
   std::optional<core::SampleMerger> merger_;
   core::AddressMap addresses_;
   std::vector<core::LocationId> stack_;
+  struct {  // the record added last, not merged yet
+    std::vector<core::LocationId> stack;
+    uint64_t hash = 0;
+    int64_t values[2] = {0, 0};
+    bool held = false;
+  } pending_;
   std::vector<uint32_t> records_by_second_frame_;  // by location id
 };
 

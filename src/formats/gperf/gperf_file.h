@@ -35,7 +35,7 @@ struct Header {
 struct Record {
   uint64_t offset = 0;  // byte offset of the record in the file
   uint64_t count = 0;
-  std::span<const uint64_t> pcs;  // most recently called first
+  std::span<const uint64_t> pcs;  // most recently called first; valid until the next record
 };
 
 struct GperfFile {

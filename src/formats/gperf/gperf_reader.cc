@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <cstring>
 
 #include "formats/gperf/gperf_file.h"
 #include "io/byte_cursor.h"
@@ -96,15 +95,19 @@ bool RecordScanner::next(Record& record) {
     core::fail_at_byte(pos_, "record has sample count 0; the format requires >= 1 (only the "
                              "trailer 0, 1, 0 has count 0)");
   }
-  pcs_.resize(num_pcs);
-  if (w == 8 && header_.layout.order == std::endian::native) {
-    std::memcpy(pcs_.data(), bytes_.data() + first * 8, num_pcs * 8);
+  const uint8_t* at = bytes_.data() + first * w;
+  if (w == 8 && header_.layout.order == std::endian::native &&
+      reinterpret_cast<uintptr_t>(at) % alignof(uint64_t) == 0) {
+    // The file's own words, as they are (a mapped file is page-aligned): no copy of a
+    // deep profile's tens of megabytes of PCs.
+    record.pcs = {reinterpret_cast<const uint64_t*>(at), num_pcs};
   } else {
+    pcs_.resize(num_pcs);
     for (uint64_t i = 0; i < num_pcs; ++i) pcs_[i] = word(first + i);
+    record.pcs = pcs_;
   }
   record.offset = pos_;
   record.count = count;
-  record.pcs = pcs_;
   pos_ += (2 + num_pcs) * w;
   return true;
 }

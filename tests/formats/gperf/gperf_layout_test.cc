@@ -87,6 +87,26 @@ TEST_P(GperfLayout, ConvertsToTheSameProfile) {
   EXPECT_EQ(mapping_by_address(*via_file), mapping_by_address(*p));
 }
 
+// A 64-bit file of the host's order is read in place when its words are aligned (a mapped
+// file), and decoded word by word when they are not (the file's bytes at an odd address):
+// both give the same stacks.
+TEST_P(GperfLayout, ReadsTheSameFromAnUnalignedBuffer) {
+  const LayoutCase& c = GetParam();
+  std::string bytes = encode(GperfEncoder(c.word_bytes, c.order), c.extra_header);
+  std::vector<uint8_t> shifted(bytes.size() + 1, 0);
+  std::copy(bytes.begin(), bytes.end(), shifted.begin() + 1);
+  core::Diagnostics diagnostics;
+  auto aligned = gperf::read_profile(as_bytes(bytes), "synthetic", diagnostics);
+  auto unaligned = gperf::read_profile(std::span<const uint8_t>(shifted).subspan(1), "synthetic",
+                                       diagnostics);
+  ASSERT_TRUE(aligned) << aligned.error().message;
+  ASSERT_TRUE(unaligned) << unaligned.error().message;
+  std::vector<WeightedStack> expected = {{2, {0xa0010, 0xbffff}},
+                                         {8, {0xa0000, 0xbffff, 0xdffff}}};
+  EXPECT_EQ(weighted_stacks(*aligned, 0), expected);
+  EXPECT_EQ(weighted_stacks(*unaligned, 0), expected);
+}
+
 TEST_P(GperfLayout, WritesBackTheSameBytes) {
   const LayoutCase& c = GetParam();
   std::string bytes = encode(GperfEncoder(c.word_bytes, c.order), c.extra_header);
