@@ -193,6 +193,19 @@ void compare_at(Dwarf_CFI* cfi, const std::vector<UnwindRow>& rows, uint64_t add
 
 class CfiCompilerAgainstLibdw : public ::testing::TestWithParam<std::string> {};
 
+// Each row's first and last address and one inside it, against libdw.
+Comparison compare_every_row(Dwarf_CFI* cfi, const std::vector<UnwindRow>& rows) {
+  Comparison comparison;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const uint64_t start = rows[i].address;
+    const uint64_t end = i + 1 < rows.size() ? rows[i + 1].address : start + 1;
+    compare_at(cfi, rows, start, comparison);
+    compare_at(cfi, rows, end - 1, comparison);
+    compare_at(cfi, rows, start + (end - start) / 2, comparison);
+  }
+  return comparison;
+}
+
 TEST_P(CfiCompilerAgainstLibdw, RulesMatchAtEveryRowBoundaryAndInside) {
   ElfFile file(GetParam());
   if (file.elf == nullptr) GTEST_SKIP() << GetParam() << " is not on this machine";
@@ -203,14 +216,7 @@ TEST_P(CfiCompilerAgainstLibdw, RulesMatchAtEveryRowBoundaryAndInside) {
   ASSERT_GT(result.fdes, 10u);
   Dwarf_CFI* cfi = dwarf_getcfi_elf(file.elf);
   ASSERT_NE(cfi, nullptr);
-  Comparison comparison;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    uint64_t start = rows[i].address;
-    uint64_t end = i + 1 < rows.size() ? rows[i + 1].address : start + 1;
-    compare_at(cfi, rows, start, comparison);
-    compare_at(cfi, rows, end - 1, comparison);
-    compare_at(cfi, rows, start + (end - start) / 2, comparison);
-  }
+  const Comparison comparison = compare_every_row(cfi, rows);
   EXPECT_GT(comparison.covered, 1000u);
   if (GetParam().find("libc.so") != std::string::npos) {
     // libc has them all: __restore_rt (signal), _start/clone3's undefined return address,
@@ -251,14 +257,7 @@ TEST(CfiCompilerDebugFrame, RulesMatchLibdwAtEveryRowBoundaryAndInside) {
   ASSERT_NE(dwarf, nullptr);
   Dwarf_CFI* cfi = dwarf_getcfi(dwarf);
   ASSERT_NE(cfi, nullptr);
-  Comparison comparison;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    uint64_t start = rows[i].address;
-    uint64_t end = i + 1 < rows.size() ? rows[i + 1].address : start + 1;
-    compare_at(cfi, rows, start, comparison);
-    compare_at(cfi, rows, end - 1, comparison);
-    compare_at(cfi, rows, start + (end - start) / 2, comparison);
-  }
+  const Comparison comparison = compare_every_row(cfi, rows);
   EXPECT_GT(comparison.covered, 20u);
   EXPECT_EQ(comparison.mismatches, 0u) << "of " << comparison.addresses << " addresses:\n"
                                        << comparison.first_mismatches;
