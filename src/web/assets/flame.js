@@ -183,7 +183,7 @@
           }
           this.matchedNames = hit;
           this.matchedShare = this.data.total ? 100 * matched / this.data.total : 0;
-          this.matchedText.textContent = "Matched: " + this.matchedShare.toFixed(2) + "% (" + T.fmtValue(matched, this.data.unit) + ")";
+          this.matchedText.textContent = "Matched: " + T.fixed(this.matchedShare, 2) + "% (" + T.fmtValue(matched, this.data.unit) + ")";
           this.canvas.dataset.matchedPct = String(this.matchedShare);
           this.canvas.dataset.matchedValue = String(matched);
         }

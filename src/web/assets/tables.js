@@ -9,18 +9,15 @@
     if (pct === null || pct === undefined) return "";
     const ratio = Math.abs(pct);
     if (ratio >= 99.95 && ratio <= 100.05) return "100%";
-    if (ratio >= 1) return ratio.toFixed(2) + "%";
-    if (ratio === 0) return "0%";
-    let text = ratio.toPrecision(2);
-    if (text.indexOf("e") < 0 && text.indexOf(".") >= 0) text = text.replace(/0+$/, "").replace(/\.$/, "");
-    return text + "%";
+    if (ratio >= 1) return T.fixed(ratio, 2) + "%";
+    return T.general(ratio, 2) + "%";
   };
 
   // tally's ± text (analyze/confidence.cc format_interval); "-" for exact counts, as tally top prints.
   T.tallyInterval = function (pm) {
     if (pm === null || pm === undefined) return "-";
     if (pm === 0) return "±0%";
-    return "±" + pm.toFixed(pm >= 1 ? 1 : 2) + "%";
+    return "±" + T.fixed(pm, pm >= 1 ? 1 : 2) + "%";
   };
 
   // A table whose headers sort it: columns [{key, label, num, text(row), title}], the sort

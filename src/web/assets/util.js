@@ -43,8 +43,58 @@ window.tally = window.tally || {};
     if (key.length > 2 && key.endsWith("s")) key = key.slice(0, -1);
     return UNIT_ALIASES[key] || null;
   }
+  // printf's rounding. toFixed and toPrecision round an exact tie (40.625 to 2 decimals) up,
+  // C's printf and fmt (tally's text reports) to the even digit: 40.62. The page must show
+  // the digits tally prints, so numbers are rounded here on the value's exact decimal digits.
+  // |x| as {digits, point}: the digits with the decimal point after the first `point` of them.
+  function exactDigits(x) {
+    const text = Math.abs(x).toFixed(100), dot = text.indexOf(".");
+    return { digits: text.slice(0, dot) + text.slice(dot + 1), point: dot };
+  }
+  // round(|x| * 10^places), half to even, as a digit string without leading zeros.
+  function roundScaled(x, places) {
+    const exact = exactDigits(x), keep = exact.point + places;
+    const kept = exact.digits.slice(0, keep), rest = exact.digits.slice(keep);
+    const odd = kept.length > 0 && "13579".indexOf(kept[kept.length - 1]) >= 0;
+    const up = rest[0] > "5" || (rest[0] === "5" && (/[1-9]/.test(rest.slice(1)) || odd));
+    const chars = (kept || "0").split("");
+    if (up) {
+      let i = chars.length - 1;
+      while (i >= 0 && chars[i] === "9") chars[i--] = "0";
+      if (i < 0) chars.unshift("1"); else chars[i] = String(Number(chars[i]) + 1);
+    }
+    return chars.join("").replace(/^0+(?=\d)/, "");
+  }
+  // A digit string scaled by 10^-places as fixed-point text.
+  function withPoint(digits, places) {
+    if (places === 0) return digits;
+    const padded = digits.padStart(places + 1, "0");
+    return padded.slice(0, padded.length - places) + "." + padded.slice(padded.length - places);
+  }
+  // printf("%.*f", places, x).
+  T.fixed = function (x, places) {
+    if (!Number.isFinite(x) || Math.abs(x) >= 1e21) return x.toFixed(places);
+    return (x < 0 ? "-" : "") + withPoint(roundScaled(x, places), places);
+  };
+  // printf("%.*g", precision, x): precision significant digits, trailing zeros dropped.
+  T.general = function (x, precision) {
+    if (x === 0) return "0";
+    if (!Number.isFinite(x) || Math.abs(x) >= 1e21) return String(x);
+    const exact = exactDigits(x), first = exact.digits.search(/[1-9]/);
+    let exponent = exact.point - first - 1;
+    let digits = roundScaled(x, precision - 1 - exponent);
+    if (digits.length > precision) { exponent += 1; digits = digits.slice(0, precision); }
+    const drop = function (text) { return text.indexOf(".") < 0 ? text : text.replace(/0+$/, "").replace(/\.$/, ""); };
+    let text;
+    if (exponent < -4 || exponent >= precision) {
+      text = drop(withPoint(digits, precision - 1)) + "e" + (exponent < 0 ? "-" : "+") + String(Math.abs(exponent)).padStart(2, "0");
+    } else {
+      text = drop(withPoint(digits, precision - 1 - exponent));
+    }
+    return (x < 0 ? "-" : "") + text;
+  };
   function trim(number) {
-    const text = number.toFixed(2);
+    const text = T.fixed(number, 2);
     return text.endsWith(".00") ? text.slice(0, -3) : text;
   }
   // A value in its unit, scaled like tally's "auto" labels: 1.25s, 340ms, 12.5MB, 1234.
@@ -62,10 +112,10 @@ window.tally = window.tally || {};
   };
   T.fmtPct = function (value, total) {
     if (!total) return "0%";
-    return (100 * value / total).toFixed(2) + "%";
+    return T.fixed(100 * value / total, 2) + "%";
   };
   T.fmtNum = function (x, digits) {
-    return x === null || x === undefined ? "" : Number(x).toFixed(digits === undefined ? 2 : digits);
+    return x === null || x === undefined ? "" : T.fixed(Number(x), digits === undefined ? 2 : digits);
   };
 
   // FNV-1a of the name's UTF-8 bytes into the palettes of tally's SVG flame graph

@@ -251,6 +251,21 @@ class SingleProfileTest(BrowserCase):
     profile = "gperf/split.pb.gz"
     server_args = ["--binary-path", "bin", "--source-path", "../peers/workloads", profile]
 
+    def test_numbers_round_like_tallys_text_reports(self):
+        # toFixed rounds an exact tie up (40.625 -> 40.63); printf and fmt, which print
+        # tally's text reports, round it to the even digit (40.62). Python's % formatting
+        # rounds as glibc does, so it is the reference here.
+        self.open("/top")
+        values = [k / 8 for k in range(-20, 900)] + [k / 64 for k in range(0, 200)] + [k / 1000 for k in range(0, 1200)]
+        values += [40.625, 9.995, 99.995, 0.0995, 0.00995, 1e-5, 1.5e-5, 0.000125, 0.125, 123456.785, 2.5, 0.5, 1e-7]
+        values += [(i * 7919 % 100003) / 997.0 for i in range(1, 600)]
+        got = self.driver.execute_script(
+            "var T = window.tally; return arguments[0].map(function (x) {"
+            "  return [T.fixed(x, 2), T.fixed(x, 1), T.fixed(x, 0), T.general(Math.abs(x), 2), T.general(x, 3)]; });", values)
+        for x, row in zip(values, got):
+            self.assertEqual(row, ["%.2f" % x, "%.1f" % x, "%.0f" % x, "%.2g" % abs(x), "%.3g" % x], x)
+        self.assertEqual(self.driver.execute_script("return window.tally.tallyPct(40.625);"), "40.62%")
+
     def test_flame_graph_zooms_on_click_and_back_undoes_it(self):
         self.open("/")
         canvas = self.wait_for(lambda d: d.find_element(By.CSS_SELECTOR, "#flame-canvas[data-ready='1']"), "the flame graph")
