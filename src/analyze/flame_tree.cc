@@ -141,12 +141,12 @@ core::Expected<FlameTree> build_flame_tree(const core::Profile& p,
                                                   tree.sample_type == "off-cpu");
   StackMerger merged;
   for (size_t s = 0; s < p.sample_count(); ++s) {
-    const int64_t w = p.values(s)[*value];
-    if (w <= 0) continue;
+    if (p.values(s)[*value] <= 0) continue;
     const auto stack = p.stack(s);
     if (!filter->keeps(s, stack)) continue;
+    const int64_t w = filter->value(p, s, *value);
     const int64_t off =
-        with_off_cpu ? std::min(w, p.values(s)[static_cast<size_t>(off_cpu_type)]) : 0;
+        with_off_cpu ? std::min(w, filter->value(p, s, static_cast<size_t>(off_cpu_type))) : 0;
     uint32_t at = 0;
     merged.add(0, w);
     if (off > 0) merged.add_off_cpu(0, off);

@@ -45,6 +45,11 @@ class LocationFilter {
   bool keeps(size_t sample, std::span<const core::LocationId> stack) const {
     return labels_.keeps(sample) && time_.keeps(sample) && keeps_stack(stack);
   }
+  // Value `value_index` of a kept sample as the reports count it: cut to the time range for
+  // an off-CPU sample partly outside it (analyze/time_filter.h), else the profile's value.
+  int64_t value(const core::Profile& profile, size_t sample, size_t value_index) const {
+    return time_.value(sample, value_index, profile.values(sample)[value_index]);
+  }
   // The lines of a location that hide/show keep (all when neither is set); a location
   // whose lines are all removed is gone from every stack (`hidden`).
   std::span<const core::Line> lines(const core::Profile& profile, core::LocationId id) const;

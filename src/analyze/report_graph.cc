@@ -11,10 +11,10 @@ NodeSums sum_nodes(const core::Profile& p, const NodeIndex& nodes, const Locatio
   std::vector<uint64_t> stamp(nodes.size(), 0);
   for (size_t s = 0; s < p.sample_count(); ++s) {
     const auto values = p.values(s);
-    const int64_t w = values[value];
-    if (w == 0) continue;
+    if (values[value] == 0) continue;
     const auto stack = p.stack(s);
     if (!filter.keeps(s, stack)) continue;
+    const int64_t w = filter.value(p, s, value);
     bool have_leaf = false;
     NodeId leaf = 0;
     for (core::LocationId loc : stack) {
@@ -46,10 +46,10 @@ ReportGraph build_report_graph(const core::Profile& p, const NodeIndex& nodes,
   // A stamp per node and per edge marks the last sample that counted it (sample index + 1).
   std::vector<uint64_t> node_stamp(nodes.size(), 0), edge_stamp;
   for (size_t s = 0; s < p.sample_count(); ++s) {
-    const int64_t w = p.values(s)[value];
-    if (w == 0) continue;
+    if (p.values(s)[value] == 0) continue;
     const auto stack = p.stack(s);
     if (!filter.keeps(s, stack)) continue;
+    const int64_t w = filter.value(p, s, value);
     bool have_parent = false, residual = false;
     NodeId parent = 0;
     // From the root (outermost frame) to the leaf.

@@ -90,7 +90,10 @@ core::Expected<SampleTimeFilter> SampleTimeFilter::create(const core::Profile& p
                            ": the profile's samples have no timestamps (tally record --off-cpu "
                            "records them)",
                        core::ErrorKind::invalid_input};
-  f.kept_.assign(p.sample_count(), 0);
+  f.kept_.assign(p.sample_count(), kDropped);
+  f.cut_types_.assign(p.sample_types.size(), 0);
+  for (size_t t = 0; t < p.sample_types.size(); ++t)
+    f.cut_types_[t] = p.str(p.sample_types[t].unit) == "nanoseconds" ? 1 : 0;
   bool any_kept = false;
   for (size_t s = 0; s < p.sample_count(); ++s) {
     const SampleTimes::Span span = times.span(s);
@@ -98,11 +101,30 @@ core::Expected<SampleTimeFilter> SampleTimeFilter::create(const core::Profile& p
     // Overlap with [start, end); a span of no length counts where it lies.
     const bool keep = span.begin < range.end_ns &&
                       (span.end > range.start_ns || (span.begin == span.end && span.begin >= range.start_ns));
-    f.kept_[s] = keep ? 1 : 0;
     any_kept |= keep;
+    if (!keep) continue;
+    f.kept_[s] = kWhole;
+    if (!span.off_cpu) continue;
+    const int64_t inside = std::min(span.end, range.end_ns) - std::max(span.begin, range.start_ns);
+    const int64_t length = span.end - span.begin;
+    if (inside >= length) continue;
+    f.kept_[s] = kCut;
+    f.cuts_[s] = Cut{.inside = std::max<int64_t>(inside, 0), .length = length};
   }
   if (!any_kept) f.warnings_.push_back("--time-range " + range.text + " matched no sample");
   return f;
+}
+
+int64_t SampleTimeFilter::cut_value(size_t sample, size_t value_index, int64_t value) const {
+  if (value_index >= cut_types_.size() || !cut_types_[value_index]) return value;
+  const auto it = cuts_.find(sample);
+  if (it == cuts_.end()) return value;
+  const Cut& cut = it->second;
+  // value * inside / length without overflow: the off-cpu and wall values are the span's
+  // length (then this is `inside`), other nanosecond values scale alike.
+  if (value == cut.length) return cut.inside;
+  const long double scaled = static_cast<long double>(value) * cut.inside / cut.length;
+  return static_cast<int64_t>(std::llround(scaled));
 }
 
 }  // namespace tally::analyze

@@ -91,7 +91,7 @@ core::Expected<TracesReport> compute_traces(const core::Profile& p, const Traces
     const auto stack = p.stack(s);
     if (!filter.keeps(s, stack)) continue;
     Trace trace;
-    trace.value = p.values(s)[value];
+    trace.value = filter.value(p, s, value);
     for (core::LocationId loc : stack) {
       const auto ns = nodes.nodes(loc);
       for (size_t k = 0; k < ns.size(); ++k) {

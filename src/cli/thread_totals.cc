@@ -86,11 +86,11 @@ core::Expected<std::string> thread_totals_text(const core::Profile& p,
     ThreadRow& row = rows[tid];
     if (row.values.empty()) row.values.assign(types.size(), 0);
     if (row.comm.empty()) row.comm = comm;
-    auto values = p.values(i);
-    for (size_t t = 0; t < types.size(); ++t) row.values[t] += values[static_cast<size_t>(types[t])];
-    if (off_cpu_profile && values[static_cast<size_t>(off)] != 0) {
+    for (size_t t = 0; t < types.size(); ++t)
+      row.values[t] += filter->value(p, i, static_cast<size_t>(types[t]));
+    if (off_cpu_profile && p.values(i)[static_cast<size_t>(off)] != 0) {
       if (reason.empty()) reason = "unknown";
-      row.off_cpu[reason] += values[static_cast<size_t>(off)];
+      row.off_cpu[reason] += filter->value(p, i, static_cast<size_t>(off));
       reasons.insert(reason);
     }
   }

@@ -340,30 +340,39 @@ int64_t flat_of(const TopReport& r, const std::string& name) {
   return -1;
 }
 
-TEST(TimeRange, KeepsTheSamplesWhoseSpanOverlapsItInEveryReport) {
+TEST(TimeRange, KeepsTheSamplesWhoseSpanOverlapsItCutToTheRange) {
   const core::Profile p = two_threads();
   TopOptions top;
   top.sample_index = "wall";
   top.filters.time = *parse_time_range("0.15:0.25");
   auto r = compute_top(p, top);
   ASSERT_TRUE(r) << r.error().message;
-  // The sleep (100-300 ms) and the futex wait (0-250 ms) overlap it, counted whole; the
-  // burns do not, nor the worker's first run (250-260 ms: it begins where the range ends).
-  EXPECT_EQ(flat_of(*r, "nanosleep"), 200 * kMs);
-  EXPECT_EQ(flat_of(*r, "futex_wait"), 250 * kMs);
+  // The sleep (100-300 ms) and the futex wait (0-250 ms) overlap it, counted for their
+  // 100 ms inside it; the burns do not, nor the worker's first run (250-260 ms: it begins
+  // where the range ends).
+  EXPECT_EQ(flat_of(*r, "nanosleep"), 100 * kMs);
+  EXPECT_EQ(flat_of(*r, "futex_wait"), 100 * kMs);
   EXPECT_EQ(flat_of(*r, "burn"), -1);
   EXPECT_EQ(flat_of(*r, "burn_again"), -1);
   EXPECT_EQ(flat_of(*r, "work"), -1);
   int64_t kept = 0;
   for (const TopRow& row : r->rows) kept += row.flat;
-  EXPECT_EQ(kept, 450 * kMs);
+  EXPECT_EQ(kept, 200 * kMs);
+  // The count of samples is not cut: one sample each.
+  top.sample_index = "samples";
+  r = compute_top(p, top);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(flat_of(*r, "nanosleep"), 1);
+  EXPECT_EQ(flat_of(*r, "futex_wait"), 1);
+  top.sample_index = "wall";
 
-  // An on-CPU sample covers the period before its stamp: 0.095-0.1 s holds burn's last one.
+  // An on-CPU sample covers the period before its stamp: 0.095-0.1 s holds burn's last one,
+  // counted whole (a point sample is not cut), and 5 ms of the futex wait.
   top.filters.time = *parse_time_range("0.095:0.1");
   r = compute_top(p, top);
   ASSERT_TRUE(r);
   EXPECT_EQ(flat_of(*r, "burn"), 10 * kMs);
-  EXPECT_EQ(flat_of(*r, "futex_wait"), 250 * kMs);
+  EXPECT_EQ(flat_of(*r, "futex_wait"), 5 * kMs);
   EXPECT_EQ(flat_of(*r, "nanosleep"), -1);
 
   // Nothing there: an empty report with a warning.

@@ -7,6 +7,9 @@
 // runs 250-300 ms in work.
 // make_timeline_profile --busy FILE: one thread "busy" (tid 7) that runs 1 ms, is preempted
 // 1 ms, for 10 s: 10000 spans, more than the timeline draws unless zoomed.
+// make_timeline_profile --long-wait FILE: one thread "waiter" (tid 200) that burns 0-100 ms in
+// burn, waits 100-400 ms (300 ms) in pipe_read (reason io), burns 400-500 ms in burn_again:
+// a wait that a short time range cuts.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -51,8 +54,9 @@ struct Maker {
 
 int main(int argc, char** argv) {
   const bool busy = argc == 3 && std::string(argv[1]) == "--busy";
-  if (argc != 2 && !busy) {
-    std::fprintf(stderr, "usage: make_timeline_profile [--busy] FILE\n");
+  const bool long_wait = argc == 3 && std::string(argv[1]) == "--long-wait";
+  if (argc != 2 && !busy && !long_wait) {
+    std::fprintf(stderr, "usage: make_timeline_profile [--busy|--long-wait] FILE\n");
     return 2;
   }
   const char* path = argv[argc - 1];
@@ -68,6 +72,10 @@ int main(int argc, char** argv) {
       m.add(7, "busy", (t + 1) * kMs, "burn", {1, kMs, 0, kMs}, "");
       m.off(7, "busy", t + 1, 1, "schedule", "preempted");
     }
+  } else if (long_wait) {
+    for (int64_t t = 10; t <= 100; t += 10) m.on(200, "waiter", t, "burn");
+    m.off(200, "waiter", 100, 300, "pipe_read", "io");
+    for (int64_t t = 410; t <= 500; t += 10) m.on(200, "waiter", t, "burn_again");
   } else {
     for (int64_t t = 10; t <= 100; t += 10) m.on(100, "main", t, "burn");
     m.off(100, "main", 100, 200, "nanosleep", "sleep");

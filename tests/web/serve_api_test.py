@@ -475,7 +475,9 @@ class Timeline(unittest.TestCase):
     def test_time_range_filters_every_report_as_the_cli(self):
         flats = {r["name"]: r["flat"] for r in
                  self.served.json(q("/api/top", si="wall", time_range="0.15:0.25"))["rows"] if r["flat"]}
-        self.assertEqual(flats, {"nanosleep": 200e6, "futex_wait": 250e6})
+        # Each wait counts the part of it inside the range: 150-250 ms of the sleep (100-300)
+        # and of the futex wait (0-250).
+        self.assertEqual(flats, {"nanosleep": 100e6, "futex_wait": 100e6})
         api = self.served.json(q("/api/top", si="wall", time_range="0.05:0.12"))
         text = top_text_rows("--symbolize=none", "--sample-index", "wall", "--time-range", "0.05:0.12", self.profile)
         self.assertEqual([(r["name"], r["flat"], r["cum"]) for r in api["rows"]], [(x[0], x[1], x[3]) for x in text])
@@ -485,9 +487,35 @@ class Timeline(unittest.TestCase):
         self.assertEqual(names, {"root", "main", "burn_again"})
         self.assertEqual(flame["nodes"]["total"][1], 100e6)
         peek = self.served.json(q("/api/peek", f="^main$", si="off-cpu", time_range=":0.05"))
-        self.assertEqual({c["name"]: c["value"] for c in peek["entries"][0]["callees"]}, {"futex_wait": 250e6})
+        self.assertEqual({c["name"]: c["value"] for c in peek["entries"][0]["callees"]}, {"futex_wait": 50e6})
         none = self.served.json(q("/api/top", time_range="5:6"))
         self.assertEqual(none["warnings"], ["--time-range 5:6 matched no sample"])
+
+    def test_a_range_cuts_a_long_wait_to_its_part_inside(self):
+        # A 300 ms wait (100-400 ms) of which the range holds 10 ms counts 10 ms, in tally top
+        # and in /api/top, in every value that is time (off-cpu, wall) but not in the count
+        # of samples; the on-CPU samples outside the range are dropped.
+        path = os.path.join(self.tmp.name, "long_wait.pb.gz")
+        subprocess.run([os.environ["TALLY_MAKE_TIMELINE_PROFILE"], "--long-wait", path], check=True)
+        text = top_text_rows("--symbolize=none", "--sample-index", "wall", "--time-range", "0.2:0.21", path)
+        self.assertEqual([(r[0], r[1], r[3]) for r in text], [("pipe_read", 10e6, 10e6), ("main", 0, 10e6)])
+        with Served("--http", "127.0.0.1:0", "--symbolize=none", path) as s:
+            for si in ("wall", "off-cpu"):
+                api = s.json(q("/api/top", si=si, time_range="0.2:0.21"))
+                self.assertEqual([(r["name"], r["flat"], r["cum"]) for r in api["rows"]],
+                                 [("pipe_read", 10e6, 10e6), ("main", 0, 10e6)], si)
+            samples = s.json(q("/api/top", si="samples", time_range="0.2:0.21"))
+            self.assertEqual({r["name"]: r["flat"] for r in samples["rows"] if r["flat"]}, {"pipe_read": 1})
+            # A range over the wait's end and a burn: 395-400 ms of the wait, the burn whole.
+            api = s.json(q("/api/top", si="wall", time_range="0.395:0.405"))
+            self.assertEqual({r["name"]: r["flat"] for r in api["rows"] if r["flat"]},
+                             {"pipe_read": 5e6, "burn_again": 10e6})
+            flame = s.json(q("/api/flame", si="wall", time_range="0.2:0.21"))
+            self.assertEqual(flame["nodes"]["total"][0], 10e6)
+            # The timeline's window cuts the span at the same place.
+            t = s.json(q("/api/timeline", window="0.2:0.21"))
+            sp = t["threads"][0]["spans"]
+            self.assertEqual(list(zip(sp["start"], sp["end"])), [(200e6, 210e6)])
 
     def test_bad_time_ranges(self):
         for value, message in {"1": "START:END", "0.4:0.2": "before END", "x:1": "not a number",
