@@ -11,6 +11,7 @@
   const cache = new Map();
   T.cachedApi = function (name, own) {
     const q = T.commonParams();
+    q.delete("tz");  // the timeline's zoom changes no answer of T.api
     for (const key in own || {}) if (own[key]) q.set(key, own[key]);
     const key = name + "?" + q.toString();
     if (!cache.has(key)) {
@@ -143,7 +144,7 @@
       for (const name of T.LABEL_PARAMS)
         for (const filter of form.elements[name].value.split(/\s+/)) if (filter) params.append(name, filter);
       const q = T.query();
-      for (const key of T.DB_PARAMS) if (q.get(key)) params.set(key, q.get(key));
+      for (const key of T.DB_PARAMS.concat(["tz"])) if (q.get(key)) params.set(key, q.get(key));
       let text = params.toString() + ownQuery(false);
       if (text.startsWith("&")) text = text.substring(1);
       T.navigate(location.pathname + (text ? "?" + text : ""));

@@ -5,7 +5,8 @@
 // the common parameter time_range (seconds from the profile's start), so that every view and
 // API call is filtered to that time. The range's zoom button shows just that time (the server
 // computes the spans within the window, so a coarsened row gets its detail back); "whole
-// recording" goes back. The zoom lives as long as the page, across views.
+// recording" goes back. The zoom is in the URL (tz=START:END, kept across views like the
+// filters): a zoomed view is a link, and back undoes a zoom.
 (function (T) {
   const el = T.el;
   const ROW = 16, AXIS = 18, LABELS = 190, MIN_DRAG = 3;
@@ -28,16 +29,19 @@
   // and those that do not change it: what its content depends on.
   function timelineParams() {
     const q = T.commonParams();
-    for (const key of ["time_range", "si", "granularity"]) q.delete(key);
+    for (const key of ["time_range", "si", "granularity", "tz"]) q.delete(key);
     q.delete("base_epoch");
     q.delete("base_epoch_to");
+    const zoom = zoomed();
     if (zoom) q.set("window", zoom);
     return q;
   }
 
-  // zoom: the window shown ("START:END" seconds), null for the whole recording. model: the
-  // last /api/timeline answer; its window_start/window_end are the time drawn.
-  let box = null, shownKey = null, model = null, drawn = null, zoom = null;
+  // The window shown ("START:END" seconds, the URL's tz), null for the whole recording.
+  function zoomed() { return T.query().get("tz") || null; }
+
+  // model: the last /api/timeline answer; its window_start/window_end are the time drawn.
+  let box = null, shownKey = null, model = null, drawn = null;
   function shownFrom() { return model.window_start !== undefined ? model.window_start : model.start; }
   function shownTo() { return model.window_end !== undefined ? model.window_end : model.end; }
 
@@ -46,10 +50,13 @@
     return parseRange(T.query().get("time_range"), model.end);
   }
 
+  // A new history entry (back undoes the zoom); the flame graph's own zoom stays, the
+  // filters being the same.
   function setZoom(text) {
-    zoom = text || null;
-    shownKey = null;  // fetch again, for the window
-    T.updateTimeline(T.meta);
+    const q = T.query();
+    if (text) q.set("tz", text); else q.delete("tz");
+    const query = q.toString();
+    T.navigate(location.pathname + (query ? "?" + query : ""));
   }
 
   function setRange(text) {
@@ -61,7 +68,7 @@
   }
 
   function summary() {
-    const range = T.query().get("time_range");
+    const range = T.query().get("time_range"), zoom = zoomed();
     const parts = [el("span", { class: "timeline-title" }, "Timeline")];
     if (range) {
       const r = parseRange(range, model ? model.end : 0);
@@ -124,7 +131,7 @@
       }, name, thread.coarsened ? el("span", { class: "timeline-coarse", title: "more spans than drawn: each slot of " + T.fmtValue(thread.slot, "nanoseconds") + " shows its main state" }, " ≈") : null));
     });
     // data-start/data-end: the time drawn (the zoom's window, else the whole recording).
-    const canvas = el("canvas", { id: "timeline-canvas", "data-start": shownFrom(), "data-end": shownTo(), "data-zoomed": zoom ? "1" : "0",
+    const canvas = el("canvas", { id: "timeline-canvas", "data-start": shownFrom(), "data-end": shownTo(), "data-zoomed": zoomed() ? "1" : "0",
       "data-axis": AXIS, "data-row-height": ROW });
     const tip = el("div", { class: "tip", hidden: true });
     const plot = el("div", { class: "timeline-plot" }, canvas, tip);

@@ -4,7 +4,9 @@
 window.tally = window.tally || {};
 (function (T) {
   // Parameters every view and API call takes (API.md); the rest of a URL's query is the view's own.
-  T.COMMON_PARAMS = ["si", "focus", "ignore", "hide", "show", "label_focus", "label_ignore", "time_range", "granularity", "side", "epoch", "epoch_to", "image", "event", "base_epoch", "base_epoch_to"];
+  // tz (the timeline's zoom, "START:END" seconds) is kept by every view too, but is no API
+  // parameter: only /api/timeline gets it, as window.
+  T.COMMON_PARAMS = ["si", "focus", "ignore", "hide", "show", "label_focus", "label_ignore", "time_range", "granularity", "side", "epoch", "epoch_to", "image", "event", "base_epoch", "base_epoch_to", "tz"];
   // The label filters may repeat (every label_focus must match): kept with all their values.
   T.LABEL_PARAMS = ["label_focus", "label_ignore"];
   // Database parameters (--db): kept by every view; base_epoch (a comparison's base) only
@@ -169,6 +171,7 @@ window.tally = window.tally || {};
   // {"error": ...} text on a 4xx/5xx so that the page can show it.
   T.api = async function (name, own, withoutCommon) {
     const q = withoutCommon ? new URLSearchParams() : T.commonParams();
+    q.delete("tz");
     if (name !== "diff") { q.delete("base_epoch"); q.delete("base_epoch_to"); }
     for (const key in own || {}) if (own[key] !== null && own[key] !== undefined && own[key] !== "") q.set(key, own[key]);
     return T.apiQuery(name, q);

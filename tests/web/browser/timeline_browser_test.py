@@ -7,7 +7,8 @@ the thread's row is drawn on-CPU, then off-CPU for the sleep, then on-CPU again 
 the canvas's pixels, in the colours the legend shows); a drag over the sleep only sets
 time_range, and the top view then shows the sleep's stack (nanosleep) and no burn function;
 the other views get the range too; the range's zoom button redraws the timeline for just that
-time (from /api/timeline?window=) and "whole recording" goes back. The flame graph draws the
+time (from /api/timeline?window=) and "whole recording" goes back; the zoom is in the URL (tz=):
+a zoomed URL opens zoomed, and the browser's back undoes a zoom. The flame graph draws the
 frames that tally flame's SVG draws blue (mostly off the CPU: the sleep's nanosleep and kernel
 wait frames) in the same blues, the burn frames in warm colours, with a legend line. No error
 in the browser's console (BrowserCase).
@@ -271,6 +272,7 @@ class TimelineTest(BrowserCase):
         self.driver.find_element(By.ID, "timeline-zoom").click()
         self.wait_for(lambda d: d.find_elements(By.CSS_SELECTOR, "#timeline-canvas[data-zoomed='1']"), "the zoomed timeline")
         self.screenshot("timeline-zoomed")
+        self.assertEqual(self.url_params().get("tz"), [text])
         canvas = self.driver.find_element(By.ID, "timeline-canvas")
         start, end = float(canvas.get_attribute("data-start")), float(canvas.get_attribute("data-end"))
         self.assertAlmostEqual(start, lo, delta=1000)  # the range's microseconds
@@ -289,6 +291,7 @@ class TimelineTest(BrowserCase):
         self.driver.find_element(By.CSS_SELECTOR, "#nav a[data-view='flame']").click()
         self.wait_ready()
         self.assertTrue(self.driver.find_elements(By.CSS_SELECTOR, "#timeline-canvas[data-zoomed='1']"))
+        self.assertEqual(self.url_params().get("tz"), [text])
         # Back to the whole recording; without the range (its shade) the row shows on-CPU, the
         # sleep, on-CPU again.
         self.driver.find_element(By.ID, "timeline-unzoom").click()
@@ -308,6 +311,57 @@ class TimelineTest(BrowserCase):
         self.assertIn("sleep", kinds)
         self.assertIn("on-cpu", kinds[:kinds.index("sleep")], kinds)
         self.assertIn("on-cpu", kinds[kinds.index("sleep"):], kinds)
+
+    def url_params(self):
+        return urllib.parse.parse_qs(urllib.parse.urlparse(self.driver.current_url).query)
+
+    def drawn_window(self):
+        canvas = self.driver.find_element(By.ID, "timeline-canvas")
+        return (canvas.get_attribute("data-zoomed"), float(canvas.get_attribute("data-start")),
+                float(canvas.get_attribute("data-end")))
+
+    def wait_zoomed(self, zoomed, what):
+        return self.wait_for(lambda d: d.find_elements(By.CSS_SELECTOR, "#timeline-canvas[data-zoomed='%s']" % zoomed), what)
+
+    def test_a_zoomed_url_opens_zoomed_and_back_undoes_a_zoom(self):
+        timeline = self.server.api("/api/timeline")
+        row, thread = self.main_thread(timeline)
+        sleep_start, sleep_end = self.sleep_span(timeline, thread)
+        lo, hi = sleep_start + 0.25 * (sleep_end - sleep_start), sleep_start + 0.75 * (sleep_end - sleep_start)
+        text = "%.6f:%.6f" % (lo / 1e9, hi / 1e9)
+        # A shared link to a zoomed timeline (no time range): drawn zoomed at once, all sleep,
+        # and the views unfiltered (the zoom filters nothing).
+        self.open("/top?tz=" + text)
+        self.wait_zoomed("1", "the zoomed timeline from the URL")
+        zoomed, start, end = self.drawn_window()
+        self.assertAlmostEqual(start, lo, delta=1000)
+        self.assertAlmostEqual(end, hi, delta=1000)
+        colours = self.legend_colours()
+        self.assertEqual({tuple(p) for p in self.row_pixels(row)[1:-1]}, {colours["sleep"]})
+        names = {r["name"] for r in self.table_rows("top-table")}
+        self.assertTrue(any("burn_first" in n for n in names), names)
+        # "whole recording" is a new history entry: back zooms in again, forward out.
+        self.driver.find_element(By.ID, "timeline-unzoom").click()
+        self.wait_zoomed("0", "the whole timeline")
+        self.assertNotIn("tz", self.url_params())
+        self.assertEqual(self.drawn_window(), ("0", 0, timeline["end"]))
+        self.driver.back()
+        self.wait_zoomed("1", "the zoom back")
+        self.assertEqual(self.url_params().get("tz"), [text])
+        zoomed, start, end = self.drawn_window()
+        self.assertAlmostEqual(start, lo, delta=1000)
+        self.assertAlmostEqual(end, hi, delta=1000)
+        # A zoom from the range's button: back undoes it and keeps the range.
+        self.open("/flame?time_range=" + text)
+        self.wait_for(lambda d: d.find_elements(By.ID, "timeline-zoom"), "the zoom button")
+        self.assertEqual(self.drawn_window(), ("0", 0, timeline["end"]))
+        self.driver.find_element(By.ID, "timeline-zoom").click()
+        self.wait_zoomed("1", "the zoomed timeline")
+        self.driver.back()
+        self.wait_zoomed("0", "the zoom undone")
+        self.assertEqual(self.drawn_window(), ("0", 0, timeline["end"]))
+        self.assertEqual(self.url_params(), {"time_range": [text]})
+        self.assertTrue(self.driver.find_elements(By.ID, "timeline-zoom"))
 
     def test_profile_without_timestamps_says_so(self):
         # A profile of the fixtures has no timestamps: the timeline says so, the views work.
