@@ -30,7 +30,7 @@ NodeSums sum_nodes(const core::Profile& p, const NodeIndex& nodes, const Locatio
     }
     if (have_leaf) {
       sums.flat[leaf] += w;
-      sums.flat_samples[leaf] += values[count];
+      sums.flat_samples[leaf] += filter.value(p, s, count);
     }
   }
   return sums;

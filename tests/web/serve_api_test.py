@@ -499,6 +499,14 @@ class Timeline(unittest.TestCase):
         subprocess.run([os.environ["TALLY_MAKE_TIMELINE_PROFILE"], "--long-wait", path], check=True)
         text = top_text_rows("--symbolize=none", "--sample-index", "wall", "--time-range", "0.2:0.21", path)
         self.assertEqual([(r[0], r[1], r[3]) for r in text], [("pipe_read", 10e6, 10e6), ("main", 0, 10e6)])
+        # tally traces and the per-thread totals count the same 10 ms.
+        traces = subprocess.run([TALLY, "traces", "--symbolize=none", "--sample-index", "wall", "--time-range", "0.2:0.21", path],
+                                check=True, capture_output=True, text=True).stdout
+        self.assertEqual(re.findall(r"^\s+(\S+)\s+pipe_read$", traces, re.M), ["10ms"])
+        threads = subprocess.run([TALLY, "top", "--threads", "--symbolize=none", "--time-range", "0.2:0.21", path],
+                                 check=True, capture_output=True, text=True).stdout.splitlines()
+        self.assertEqual(threads[1].split(), ["tid", "comm", "cpu", "off-cpu", "io", "wall"])
+        self.assertEqual(threads[2].split(), ["200", "waiter", "0.0", "10.0", "10.0", "10.0"])
         with Served("--http", "127.0.0.1:0", "--symbolize=none", path) as s:
             for si in ("wall", "off-cpu"):
                 api = s.json(q("/api/top", si=si, time_range="0.2:0.21"))
