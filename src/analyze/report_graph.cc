@@ -1,11 +1,21 @@
 #include "analyze/report_graph.h"
 
+#include <cstdint>
 #include <unordered_map>
 
 namespace tally::analyze {
 
 NodeSums sum_nodes(const core::Profile& p, const NodeIndex& nodes, const LocationFilter& filter,
                    size_t value, size_t count) {
+  // Each location's node when it has one (nearly all: inline frames are few), from one flat
+  // table: one load a frame, not two, in the hot loop of a report on a deep profile (3.9M
+  // frames in 76k stacks). kNone: no node (hidden); kMany: its nodes from the index.
+  constexpr NodeId kNone = UINT32_MAX, kMany = UINT32_MAX - 1;
+  std::vector<NodeId> node_of(p.locations.size() + 1, kNone);
+  for (core::LocationId loc = 1; loc <= p.locations.size(); ++loc) {
+    const auto ns = nodes.nodes(loc);
+    if (!ns.empty()) node_of[loc] = ns.size() == 1 && ns[0] < kMany ? ns[0] : kMany;
+  }
   NodeSums sums(nodes.size());
   // A stamp per node marks the last sample that counted it (sample index + 1).
   std::vector<uint64_t> stamp(nodes.size(), 0);
@@ -17,16 +27,20 @@ NodeSums sum_nodes(const core::Profile& p, const NodeIndex& nodes, const Locatio
     const int64_t w = filter.value(p, s, value);
     bool have_leaf = false;
     NodeId leaf = 0;
-    for (core::LocationId loc : stack) {
-      for (NodeId n : nodes.nodes(loc)) {
-        if (!have_leaf) {
-          have_leaf = true;
-          leaf = n;
-        }
-        if (stamp[n] == s + 1) continue;
-        stamp[n] = s + 1;
-        sums.cum[n] += w;
+    auto count_node = [&](NodeId n) {
+      if (!have_leaf) {
+        have_leaf = true;
+        leaf = n;
       }
+      if (stamp[n] == s + 1) return;
+      stamp[n] = s + 1;
+      sums.cum[n] += w;
+    };
+    for (core::LocationId loc : stack) {
+      const NodeId n = node_of[loc];
+      if (n < kMany) count_node(n);
+      else if (n == kMany)
+        for (NodeId inlined : nodes.nodes(loc)) count_node(inlined);
     }
     if (have_leaf) {
       sums.flat[leaf] += w;

@@ -366,6 +366,11 @@ void Profile::canonicalize() {
   canonicalize_call_graph(loc_rep);
 
   // 2. Renumber by first use.
+  // A reader that numbers locations as it meets them, and keeps each one it numbers, has
+  // them in first-use order already: a read-only pass says so, and the rewrite of every
+  // frame (the 3.9M of a deep 76k-stack profile: 5 ms) is skipped.
+  if (call_graph.calls.empty() && call_graph.jumps.empty() && locations_in_first_use_order())
+    return renumber_functions_and_strings(map_rep);
   std::vector<uint32_t> loc_new(locations.size() + 1, 0);
   std::vector<Location> new_locations;
   for (LocationId& id : stack_pool_) {
@@ -387,7 +392,19 @@ void Profile::canonicalize() {
   for (CallEdge& e : call_graph.calls) renumber(e.caller), renumber(e.callee);
   for (Jump& j : call_graph.jumps) renumber(j.from), renumber(j.to);
   locations = std::move(new_locations);
+  renumber_functions_and_strings(map_rep);
+}
 
+bool Profile::locations_in_first_use_order() const {
+  LocationId next = 1;
+  for (LocationId id : stack_pool_) {
+    if (id == next) ++next;
+    else if (id == 0 || id > next) return false;  // out of order, or no location (an error)
+  }
+  return next == locations.size() + 1;  // and every location used
+}
+
+void Profile::renumber_functions_and_strings(const std::vector<uint32_t>& map_rep) {
   std::vector<uint32_t> fn_new(functions.size() + 1, 0);
   std::vector<Function> new_functions;
   std::vector<uint32_t> map_new(mappings.size() + 1, 0);

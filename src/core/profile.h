@@ -166,6 +166,11 @@ class Profile {
  private:
   void merge_samples(bool drop_zero);
   void canonicalize_call_graph(const std::vector<uint32_t>& loc_rep);
+  // Whether the samples' stacks use every location, each first met in id order.
+  bool locations_in_first_use_order() const;
+  // canonicalize()'s steps after the locations' renumbering (`map_rep`: each mapping's
+  // first equal).
+  void renumber_functions_and_strings(const std::vector<uint32_t>& map_rep);
 
   struct Range {
     uint64_t begin = 0;

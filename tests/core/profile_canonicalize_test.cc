@@ -207,6 +207,67 @@ TEST_F(CanonicalNumbering, IsIdempotent) {
   expect_same_structure(p, once);
 }
 
+// A reader's profile: locations numbered as the stacks first use them, every one used.
+// canonicalize() then leaves the stacks as they are, but still renumbers the functions and
+// mappings by first use and drops the unused ones.
+TEST(FirstUseOrder, LocationsAlreadyInItKeepTheirIds) {
+  Profile p = with_samples_type();
+  MappingId main = p.add_mapping({.start = 0x1000, .limit = 0x2000, .file = p.intern("main")});
+  p.add_mapping({.start = 0x7000, .limit = 0x8000, .file = p.intern("unused")});
+  MappingId lib = p.add_mapping({.start = 0x3000, .limit = 0x4000, .file = p.intern("lib")});
+  FunctionId unused = p.add_function({.name = p.intern("unused")});
+  FunctionId f = p.add_function({.name = p.intern("f")});
+  FunctionId g = p.add_function({.name = p.intern("g")});
+  (void)unused;
+  LocationId l1 = p.add_location({.mapping = lib, .address = 0x3100, .lines = {{.function = g}}});
+  LocationId l2 = p.add_location({.mapping = main, .address = 0x1100, .lines = {{.function = f}}});
+  LocationId l3 = p.add_location({.mapping = lib, .address = 0x3200, .lines = {{.function = g}}});
+  p.add_sample(Stack{l1, l2}, Values{1});
+  p.add_sample(Stack{l3, l1, l2}, Values{2});
+  p.canonicalize();
+  ASSERT_EQ(p.locations.size(), 3u);
+  EXPECT_EQ(p.locations[0].address, 0x3100u);
+  EXPECT_EQ(p.locations[1].address, 0x1100u);
+  EXPECT_EQ(p.locations[2].address, 0x3200u);
+  EXPECT_EQ(stack_of(p, 0), (Stack{1, 2}));
+  EXPECT_EQ(stack_of(p, 1), (Stack{3, 1, 2}));
+  std::vector<std::string> functions, files;
+  for (const Function& fn : p.functions) functions.emplace_back(p.str(fn.name));
+  for (const Mapping& m : p.mappings) files.emplace_back(p.str(m.file));
+  EXPECT_EQ(functions, (std::vector<std::string>{"g", "f"}));
+  EXPECT_EQ(files, (std::vector<std::string>{"main", "lib", "unused"}));
+  EXPECT_EQ(p.locations[0].lines, (LineList{{.function = 1}}));
+  EXPECT_EQ(p.locations[1].lines, (LineList{{.function = 2}}));
+  EXPECT_EQ(p.locations[0].mapping, 2u);
+  EXPECT_EQ(p.locations[1].mapping, 1u);
+}
+
+// In id order but for one location no stack uses (a reader that numbered a frame it then
+// dropped), or one a later stack uses before a lower id: renumbered as always.
+TEST(FirstUseOrder, AnUnusedOrLateLocationIsStillRenumbered) {
+  for (bool unused_last : {true, false}) {
+    Profile p = with_samples_type();
+    FunctionId f = p.add_function({.name = p.intern("f")});
+    LocationId l1 = p.add_location({.address = 0x10, .lines = {{.function = f}}});
+    LocationId l2 = p.add_location({.address = 0x20, .lines = {{.function = f}}});
+    LocationId l3 = p.add_location({.address = 0x30, .lines = {{.function = f}}});
+    p.add_sample(Stack{l1}, Values{1});
+    if (unused_last) p.add_sample(Stack{l2, l1}, Values{2});  // l3 unused
+    else p.add_sample(Stack{l3, l2}, Values{2});               // l3 before l2
+    p.canonicalize();
+    if (unused_last) {
+      ASSERT_EQ(p.locations.size(), 2u);
+      EXPECT_EQ(stack_of(p, 1), (Stack{2, 1}));
+      EXPECT_EQ(p.locations[1].address, 0x20u);
+    } else {
+      ASSERT_EQ(p.locations.size(), 3u);
+      EXPECT_EQ(stack_of(p, 1), (Stack{2, 3}));
+      EXPECT_EQ(p.locations[1].address, 0x30u);
+      EXPECT_EQ(p.locations[2].address, 0x20u);
+    }
+  }
+}
+
 TEST(Canonicalize, KeepsTheTextOfEveryStringField) {
   Profile p;
   p.intern("junk before");  // shifts every id, so a missed remap shows as wrong text
