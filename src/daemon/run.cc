@@ -96,7 +96,8 @@ core::Expected<PushPath> open_push(const Options& opt, PushTransport transport, 
   symbolize.debuginfod = false;  // no network fetches from the daemon
   // One thread: a background job, and each worker thread's malloc arena adds to the peak.
   symbolize.threads = 1;
-  push.symbolizer = std::make_unique<PushSymbolizer>(symbolize);
+  // Inflated debug files beside the database (on disk: their pages are the page cache's).
+  push.symbolizer = std::make_unique<PushSymbolizer>(symbolize, 100'000, opt.db.empty() ? "/var/tmp" : opt.db);
   push.host = host_name();
   return push;
 }

@@ -17,15 +17,25 @@ namespace tally::symbolize {
 // ---------------------------------------------------------------------------------------
 // ElfIndex
 
-ElfIndex::ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_threads) {
+ElfIndex::ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_threads,
+                   InflatedCopies* copies) {
   auto map = [](const std::string& path) -> std::optional<io::Input> {
     auto file = io::Input::open(path);
     if (!file) return std::nullopt;
     return std::move(*file);
   };
+  bool from_copy = false;  // the debug file is read from its inflated copy in `copies`
   if (!found.debug.empty()) {
     debug_ = ElfImage::open(found.debug);
-    if (debug_ && debug_->has_compressed_dwarf()) {
+    const std::string copy = debug_ && debug_->has_compressed_dwarf() && copies != nullptr
+                                 ? copies->path_of(found.debug, inflate_threads)
+                                 : "";
+    if (auto opened = copy.empty() ? nullptr : ElfImage::open(copy)) {
+      // Inflated once already: read like an uncompressed file.
+      debug_ = std::move(opened);
+      debug_file_ = map(copy);
+      from_copy = true;
+    } else if (debug_ && debug_->has_compressed_dwarf()) {
       // Inflated here, in parallel; else libdw inflates every compressed section itself,
       // which is best read into memory rather than keep the compressed pages mapped too.
       if (auto inflated = open_inflated(found.debug, inflate_threads)) {
@@ -49,7 +59,15 @@ ElfIndex::ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_
     // one after the other here, find them inflated.
     if (Dwarf* first = dwarf_begin_elf(debug_->elf(), DWARF_C_READ, nullptr)) {
       dwarf_handles_.push_back(first);
-      index_units(first);
+      // Read from the units once per copy: the same file, the same units.
+      if (const UnitTable* known = from_copy ? copies->units_of(found.debug) : nullptr) {
+        unit_offsets_.assign(known->offsets.begin(), known->offsets.end());
+        unit_ranges_ = known->ranges;
+      } else {
+        index_units(first);
+        if (from_copy)
+          copies->keep_units(found.debug, {{unit_offsets_.begin(), unit_offsets_.end()}, unit_ranges_});
+      }
       if (unit_offsets_.empty()) {
         dwarf_end(first);
         dwarf_handles_.clear();

@@ -19,6 +19,7 @@
 #include "symbolize/die_walker.h"
 #include "symbolize/elf_image.h"
 #include "symbolize/find_binary.h"
+#include "symbolize/inflated_copies.h"
 #include "symbolize/line_program.h"
 
 namespace tally::symbolize {
@@ -41,7 +42,9 @@ class ElfIndex {
 
   // `workers`: how many threads will resolve in this file (each gets its own handle);
   // `inflate_threads`: how many compressed debug sections may be inflated at once.
-  ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_threads = 1);
+  // `copies`: a compressed debug file is read from its inflated copy there (made once).
+  ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_threads = 1,
+           InflatedCopies* copies = nullptr);
   ~ElfIndex();
   ElfIndex(const ElfIndex&) = delete;
   ElfIndex& operator=(const ElfIndex&) = delete;
@@ -92,11 +95,7 @@ class ElfIndex {
   void release_file_pages() const;
 
  private:
-  struct UnitRange {
-    uint64_t low = 0;
-    uint64_t high = 0;  // one past the end
-    size_t unit = 0;
-  };
+  using UnitRange = UnitTable::Range;
   void index_units(Dwarf* dwarf);
   // Appends the functions of `image`'s tables of type `table` (SHT_SYMTAB or SHT_DYNSYM),
   // read from `file` (the same file, mapped) when it can be, else through libelf.
