@@ -92,6 +92,7 @@ void PushSymbolizer::symbolize(std::vector<PushInterval::ServiceProfile>& profil
       options.debuginfod.enabled = options_.debuginfod;
       options.threads = options_.threads;
       options.inflated_copies = &copies_;
+      options.index_only_what_is_needed = true;
       if (auto st = symbolize::symbolize(all, options, diagnostics); !st)
         diagnostics.warn("symbolizing the push: " + st.error().message);
     }

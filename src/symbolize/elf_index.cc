@@ -18,7 +18,7 @@ namespace tally::symbolize {
 // ElfIndex
 
 ElfIndex::ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_threads,
-                   InflatedCopies* copies) {
+                   InflatedCopies* copies, const std::vector<uint64_t>* needed) {
   auto map = [](const std::string& path) -> std::optional<io::Input> {
     auto file = io::Input::open(path);
     if (!file) return std::nullopt;
@@ -86,13 +86,22 @@ ElfIndex::ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_
     read_symbols(*binary_, binary_file, SHT_DYNSYM, symbols_);
   }
   const ElfImage* code = binary_ ? binary_.get() : debug_.get();
-  if (code != nullptr) {
-    add_plt_entries(*code);
-    if (!code->has_symtab() && !(debug_ && debug_->has_symtab())) add_mini_debug_info(*code);
-  }
+  if (code != nullptr && !code->has_symtab() && !(debug_ && debug_->has_symtab()))
+    add_mini_debug_info(*code);
   has_full_symbols_ = !unit_offsets_.empty() || mini_debug_ != nullptr ||
                       (debug_ && debug_->has_symtab()) || (binary_ && binary_->has_symtab());
   one_per_address(symbols_);
+  // An address a sized symbol holds is named by it (match()): when `needed` are all held
+  // so, the PLT entries and the call-frame ranges would answer nothing.
+  const bool all_held = needed != nullptr && std::all_of(needed->begin(), needed->end(), [&](uint64_t a) {
+    const Symbol* symbol = find_symbol(symbols_, a);
+    return symbol != nullptr && symbol->size != 0;
+  });
+  if (code != nullptr && !all_held) {
+    const size_t before = symbols_.size();
+    add_plt_entries(*code);
+    if (symbols_.size() != before) one_per_address(symbols_);
+  }
   // The mapped file's own table, as addr2line reads it: .symtab, else .dynsym. Without a
   // separate debug file and without .symtab that is what symbols_ holds already.
   if (debug_ && binary_) {
@@ -105,7 +114,11 @@ ElfIndex::ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_
   } else {
     own_is_all_ = true;
   }
-  open_code_ranges();
+  if (!all_held) {
+    open_code_ranges();
+  } else if (code != nullptr) {
+    image_name_ = code->path().substr(code->path().rfind('/') + 1);
+  }
 }
 
 // The functions of the binary's MiniDebugInfo: a .symtab of what .dynsym lacks.

@@ -43,8 +43,11 @@ class ElfIndex {
   // `workers`: how many threads will resolve in this file (each gets its own handle);
   // `inflate_threads`: how many compressed debug sections may be inflated at once.
   // `copies`: a compressed debug file is read from its inflated copy there (made once).
+  // `needed`: the only addresses that will be asked (ascending); the PLT entries and the
+  // call-frame ranges are then not read when sized symbols hold them all (nor their
+  // problems reported).
   ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_threads = 1,
-           InflatedCopies* copies = nullptr);
+           InflatedCopies* copies = nullptr, const std::vector<uint64_t>* needed = nullptr);
   ~ElfIndex();
   ElfIndex(const ElfIndex&) = delete;
   ElfIndex& operator=(const ElfIndex&) = delete;

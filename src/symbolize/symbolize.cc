@@ -88,7 +88,8 @@ Resolution resolve_all(std::vector<Image>& images, unsigned threads, const Optio
     for (size_t i = 0; i < images.size(); ++i)
       if (images[i].found.debug.empty() != with_dwarf) order.push_back(i);
   for (size_t round : order) {
-    auto map = SymbolMap::open(images[round].found, threads, options.inflated_copies);
+    auto map = SymbolMap::open(images[round].found, threads, options.inflated_copies,
+                               options.index_only_what_is_needed ? &images[round].addresses : nullptr);
     if (!map) continue;  // images hold found binaries only
     report_missing_symbols((*map)->index(), images[round].found, options.debuginfod, diagnostics);
     (*map)->resolve(images[round].addresses, threads);
