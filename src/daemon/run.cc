@@ -93,7 +93,9 @@ core::Expected<PushPath> open_push(const Options& opt, PushTransport transport, 
   push.pusher = std::move(*pusher);
   push.interval = std::make_unique<PushInterval>(opt.push.service);
   analyze::ReportSymbolize symbolize;
-  symbolize.debuginfod = false;  // no network fetches from the daemon
+  // Debug files not on the host come from $DEBUGINFOD_URLS as for a report (none when it
+  // is unset); libdebuginfod's cache keeps them, and its misses, for the next intervals.
+  symbolize.debuginfod = true;
   // One thread: a background job, and each worker thread's malloc arena adds to the peak.
   symbolize.threads = 1;
   // Inflated debug files beside the database (on disk: their pages are the page cache's).
