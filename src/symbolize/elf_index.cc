@@ -90,13 +90,21 @@ ElfIndex::ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_
     add_mini_debug_info(*code);
   has_full_symbols_ = !unit_offsets_.empty() || mini_debug_ != nullptr ||
                       (debug_ && debug_->has_symtab()) || (binary_ && binary_->has_symtab());
-  one_per_address(symbols_);
   // An address a sized symbol holds is named by it (match()): when `needed` are all held
-  // so, the PLT entries and the call-frame ranges would answer nothing.
-  const bool all_held = needed != nullptr && std::all_of(needed->begin(), needed->end(), [&](uint64_t a) {
-    const Symbol* symbol = find_symbol(symbols_, a);
-    return symbol != nullptr && symbol->size != 0;
-  });
+  // so, the PLT entries and the call-frame ranges would answer nothing, and of the symbols
+  // only those at the nearest start below each needed address count (a few, not the
+  // whole table to sort).
+  bool all_held = false;
+  if (needed != nullptr) {
+    std::vector<Symbol> nearest = nearest_below(symbols_, *needed);
+    one_per_address(nearest);
+    all_held = std::all_of(needed->begin(), needed->end(), [&](uint64_t a) {
+      const Symbol* symbol = find_symbol(nearest, a);
+      return symbol != nullptr && symbol->size != 0;
+    });
+    if (all_held) symbols_ = std::move(nearest);
+  }
+  if (!all_held) one_per_address(symbols_);
   if (code != nullptr && !all_held) {
     const size_t before = symbols_.size();
     add_plt_entries(*code);
@@ -107,9 +115,11 @@ ElfIndex::ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_
   if (debug_ && binary_) {
     read_symbols(*binary_, binary_file, SHT_SYMTAB, own_symbols_);
     if (own_symbols_.empty()) read_symbols(*binary_, binary_file, SHT_DYNSYM, own_symbols_);
+    if (all_held) own_symbols_ = nearest_below(own_symbols_, *needed);
     one_per_address(own_symbols_);
   } else if (const ElfImage* own = debug_ ? debug_.get() : binary_.get(); own && own->has_symtab()) {
     read_symbols(*own, debug_ ? debug_file : binary_file, SHT_SYMTAB, own_symbols_);
+    if (all_held) own_symbols_ = nearest_below(own_symbols_, *needed);
     one_per_address(own_symbols_);
   } else {
     own_is_all_ = true;
@@ -398,6 +408,24 @@ void ElfIndex::find_sections() {
     if (data != nullptr && data->d_buf != nullptr)
       *wanted = {static_cast<const uint8_t*>(data->d_buf), data->d_size};
   }
+}
+
+std::vector<ElfIndex::Symbol> ElfIndex::nearest_below(const std::vector<Symbol>& symbols,
+                                                     const std::vector<uint64_t>& addresses) {
+  // Per address, the highest symbol start at or below it: each symbol is a candidate for the
+  // first address at or above it, and an address's answer is at least the one before it.
+  std::vector<uint64_t> nearest(addresses.size(), 0);  // 0: none (no function starts at 0)
+  for (const Symbol& symbol : symbols) {
+    auto at = std::lower_bound(addresses.begin(), addresses.end(), symbol.address);
+    if (at == addresses.end()) continue;
+    uint64_t& best = nearest[static_cast<size_t>(at - addresses.begin())];
+    best = std::max(best, symbol.address);
+  }
+  for (size_t i = 1; i < nearest.size(); ++i) nearest[i] = std::max(nearest[i], nearest[i - 1]);
+  std::vector<Symbol> kept;
+  for (const Symbol& symbol : symbols)
+    if (std::binary_search(nearest.begin(), nearest.end(), symbol.address)) kept.push_back(symbol);
+  return kept;
 }
 
 const ElfIndex::Symbol* ElfIndex::find_symbol(const std::vector<Symbol>& symbols,

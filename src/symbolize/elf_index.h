@@ -110,6 +110,10 @@ class ElfIndex {
   uint16_t add_string_table(const char* base);
   void one_per_address(std::vector<Symbol>& symbols) const;
   static const Symbol* find_symbol(const std::vector<Symbol>& symbols, uint64_t address);
+  // The symbols (all aliases) at the highest start at or below each of `addresses`
+  // (ascending), unsorted.
+  static std::vector<Symbol> nearest_below(const std::vector<Symbol>& symbols,
+                                           const std::vector<uint64_t>& addresses);
   const Symbol* symbol_at(uint64_t address) const;
   void open_code_ranges();
   void add_plt_entries(const ElfImage& image);

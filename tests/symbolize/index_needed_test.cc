@@ -14,6 +14,7 @@
 #include "symbolize/elf_index.h"
 #include "symbolize/find_binary.h"
 #include "symbolize/plt_entries.h"
+#include "symbolize/symbol_map.h"
 
 namespace tally {
 namespace {
@@ -91,6 +92,44 @@ TEST(IndexNeeded, AnAddressNoSizedSymbolHoldsReadsTheRest) {
     for (uint64_t a : addresses.other) EXPECT_EQ(matched(needed, a), matched(full, a)) << a;
   }
   EXPECT_EQ(matched(full, plt[0].address), plt[0].name);
+}
+
+// libc with its debug file (libc6-dbg): DWARF, the debug file's .symtab and the binary's
+// own .dynsym (which renames DWARF functions): the frames of addresses sized symbols hold
+// are the full index's when the index keeps only the symbols nearest below them.
+TEST(IndexNeeded, LibcFramesAreTheFullIndexs) {
+  const char* const libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+  const symbolize::FoundBinary found = symbolize::find_binary(libc, "", {});
+  TALLY_REQUIRE_PEER(found.debug, "libc6-dbg (libc's separate debug file)");
+  const ElfIndex full(found, 1);
+  const Addresses addresses = addresses_of(full, 0x28000, 0x190000, 0x777);
+  ASSERT_GT(addresses.sized.size(), 100u);
+  const ElfIndex needed(found, 1, 1, nullptr, &addresses.sized);
+  for (uint64_t a : addresses.sized) {
+    EXPECT_EQ(matched(needed, a), matched(full, a)) << a;
+    const ElfIndex::Symbol* own = needed.own_symbol_for(a);
+    const ElfIndex::Symbol* own_full = full.own_symbol_for(a);
+    ASSERT_EQ(own == nullptr, own_full == nullptr) << a;
+    if (own != nullptr) {
+      EXPECT_STREQ(needed.name(*own), full.name(*own_full)) << a;
+    }
+  }
+  auto with_all = symbolize::SymbolMap::open(found, 1);
+  auto with_needed = symbolize::SymbolMap::open(found, 1, nullptr, &addresses.sized);
+  ASSERT_TRUE(with_all && with_needed);
+  std::vector<symbolize::Frame> a_frames, b_frames;
+  std::vector<uint32_t> a_ends, b_ends;
+  (*with_all)->lookup(addresses.sized, a_frames, a_ends);
+  (*with_needed)->lookup(addresses.sized, b_frames, b_ends);
+  ASSERT_EQ(a_ends, b_ends);
+  size_t with_lines = 0;
+  for (size_t i = 0; i < a_frames.size(); ++i) {
+    EXPECT_EQ(a_frames[i].function->name, b_frames[i].function->name);
+    EXPECT_STREQ(a_frames[i].file, b_frames[i].file);
+    EXPECT_EQ(a_frames[i].line, b_frames[i].line);
+    with_lines += b_frames[i].line != 0;
+  }
+  EXPECT_GT(with_lines, addresses.sized.size() / 2);  // DWARF lines, not symbols alone
 }
 
 }  // namespace
