@@ -1,6 +1,7 @@
 #include "daemon/push_symbolizer.h"
 
 #include "store/image_profile.h"
+#include "symbolize/symbolize.h"
 
 namespace tally::daemon {
 
@@ -82,8 +83,19 @@ void PushSymbolizer::symbolize(std::vector<PushInterval::ServiceProfile>& profil
       load_kernel_symbols();
       analyze::name_kernel_frames(all, kernel_, kernel_build_id_, diagnostics);
     }
-    if (auto st = analyze::symbolize_report_profile(all, options_, diagnostics); !st)
-      diagnostics.warn("symbolizing the push: " + st.error().message);
+    // As a report symbolizes (analyze::symbolize_report_profile), with the inflated copies.
+    if (options_.enabled) {
+      symbolize::Options options;
+      options.binary_paths = options_.binary_paths;
+      options.names = symbolize::NameStyle::simplified;
+      options.name_unresolved = options_.name_unresolved;
+      options.debuginfod.enabled = options_.debuginfod;
+      options.threads = options_.threads;
+      options.inflated_copies = &copies_;
+      options.index_only_what_is_needed = true;
+      if (auto st = symbolize::symbolize(all, options, diagnostics); !st)
+        diagnostics.warn("symbolizing the push: " + st.error().message);
+    }
     std::string function_key;
     for (const auto& [key, location] : missing) {
       const core::Location& resolved = all.location(location);

@@ -3,6 +3,9 @@
 // interval saw (a steady workload's are mostly the same from one interval to the next), and
 // /proc/kallsyms is read once and kept (re-read every 10 minutes, for modules loaded since),
 // not twice per interval. The cache is bounded: past `max_addresses` it starts again empty.
+// Compressed debug files (libc6-dbg's libc) are inflated once, into copies on disk in
+// `copies_dir` (symbolize::InflatedCopies), not again for each interval that has new
+// addresses in them.
 #pragma once
 
 #include <atomic>
@@ -15,13 +18,15 @@
 #include "analyze/report_input.h"
 #include "collect/kernel_symbols.h"
 #include "daemon/push_interval.h"
+#include "symbolize/inflated_copies.h"
 
 namespace tally::daemon {
 
 class PushSymbolizer {
  public:
-  explicit PushSymbolizer(analyze::ReportSymbolize options, size_t max_addresses = 100'000)
-      : options_(std::move(options)), max_addresses_(max_addresses) {}
+  explicit PushSymbolizer(analyze::ReportSymbolize options, size_t max_addresses = 100'000,
+                          std::string copies_dir = "/var/tmp")
+      : options_(std::move(options)), max_addresses_(max_addresses), copies_(std::move(copies_dir)) {}
 
   // Names the profiles' locations: from the cache, else (in one pass over all the profiles'
   // new addresses: an image shared by many services is read once) from kallsyms and the
@@ -72,6 +77,7 @@ class PushSymbolizer {
   std::string kernel_build_id_;
   std::chrono::steady_clock::time_point kernel_loaded_{};
   bool kernel_tried_ = false;
+  symbolize::InflatedCopies copies_;
   std::atomic<uint64_t> hits_ = 0, misses_ = 0, resets_ = 0, cached_ = 0;
 };
 

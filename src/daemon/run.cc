@@ -93,10 +93,13 @@ core::Expected<PushPath> open_push(const Options& opt, PushTransport transport, 
   push.pusher = std::move(*pusher);
   push.interval = std::make_unique<PushInterval>(opt.push.service);
   analyze::ReportSymbolize symbolize;
-  symbolize.debuginfod = false;  // no network fetches from the daemon
+  // Debug files not on the host come from $DEBUGINFOD_URLS as for a report (none when it
+  // is unset); libdebuginfod's cache keeps them, and its misses, for the next intervals.
+  symbolize.debuginfod = true;
   // One thread: a background job, and each worker thread's malloc arena adds to the peak.
   symbolize.threads = 1;
-  push.symbolizer = std::make_unique<PushSymbolizer>(symbolize);
+  // Inflated debug files beside the database (on disk: their pages are the page cache's).
+  push.symbolizer = std::make_unique<PushSymbolizer>(symbolize, 100'000, opt.db.empty() ? "/var/tmp" : opt.db);
   push.host = host_name();
   return push;
 }

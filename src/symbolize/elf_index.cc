@@ -17,15 +17,25 @@ namespace tally::symbolize {
 // ---------------------------------------------------------------------------------------
 // ElfIndex
 
-ElfIndex::ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_threads) {
+ElfIndex::ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_threads,
+                   InflatedCopies* copies, const std::vector<uint64_t>* needed) {
   auto map = [](const std::string& path) -> std::optional<io::Input> {
     auto file = io::Input::open(path);
     if (!file) return std::nullopt;
     return std::move(*file);
   };
+  bool from_copy = false;  // the debug file is read from its inflated copy in `copies`
   if (!found.debug.empty()) {
     debug_ = ElfImage::open(found.debug);
-    if (debug_ && debug_->has_compressed_dwarf()) {
+    const std::string copy = debug_ && debug_->has_compressed_dwarf() && copies != nullptr
+                                 ? copies->path_of(found.debug, inflate_threads)
+                                 : "";
+    if (auto opened = copy.empty() ? nullptr : ElfImage::open(copy)) {
+      // Inflated once already: read like an uncompressed file.
+      debug_ = std::move(opened);
+      debug_file_ = map(copy);
+      from_copy = true;
+    } else if (debug_ && debug_->has_compressed_dwarf()) {
       // Inflated here, in parallel; else libdw inflates every compressed section itself,
       // which is best read into memory rather than keep the compressed pages mapped too.
       if (auto inflated = open_inflated(found.debug, inflate_threads)) {
@@ -49,7 +59,15 @@ ElfIndex::ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_
     // one after the other here, find them inflated.
     if (Dwarf* first = dwarf_begin_elf(debug_->elf(), DWARF_C_READ, nullptr)) {
       dwarf_handles_.push_back(first);
-      index_units(first);
+      // Read from the units once per copy: the same file, the same units.
+      if (const UnitTable* known = from_copy ? copies->units_of(found.debug) : nullptr) {
+        unit_offsets_.assign(known->offsets.begin(), known->offsets.end());
+        unit_ranges_ = known->ranges;
+      } else {
+        index_units(first);
+        if (from_copy)
+          copies->keep_units(found.debug, {{unit_offsets_.begin(), unit_offsets_.end()}, unit_ranges_});
+      }
       if (unit_offsets_.empty()) {
         dwarf_end(first);
         dwarf_handles_.clear();
@@ -68,26 +86,49 @@ ElfIndex::ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_
     read_symbols(*binary_, binary_file, SHT_DYNSYM, symbols_);
   }
   const ElfImage* code = binary_ ? binary_.get() : debug_.get();
-  if (code != nullptr) {
-    add_plt_entries(*code);
-    if (!code->has_symtab() && !(debug_ && debug_->has_symtab())) add_mini_debug_info(*code);
-  }
+  if (code != nullptr && !code->has_symtab() && !(debug_ && debug_->has_symtab()))
+    add_mini_debug_info(*code);
   has_full_symbols_ = !unit_offsets_.empty() || mini_debug_ != nullptr ||
                       (debug_ && debug_->has_symtab()) || (binary_ && binary_->has_symtab());
-  one_per_address(symbols_);
+  // An address a sized symbol holds is named by it (match()): when `needed` are all held
+  // so, the PLT entries and the call-frame ranges would answer nothing, and of the symbols
+  // only those at the nearest start below each needed address count (a few, not the
+  // whole table to sort).
+  bool all_held = false;
+  if (needed != nullptr) {
+    std::vector<Symbol> nearest = nearest_below(symbols_, *needed);
+    one_per_address(nearest);
+    all_held = std::all_of(needed->begin(), needed->end(), [&](uint64_t a) {
+      const Symbol* symbol = find_symbol(nearest, a);
+      return symbol != nullptr && symbol->size != 0;
+    });
+    if (all_held) symbols_ = std::move(nearest);
+  }
+  if (!all_held) one_per_address(symbols_);
+  if (code != nullptr && !all_held) {
+    const size_t before = symbols_.size();
+    add_plt_entries(*code);
+    if (symbols_.size() != before) one_per_address(symbols_);
+  }
   // The mapped file's own table, as addr2line reads it: .symtab, else .dynsym. Without a
   // separate debug file and without .symtab that is what symbols_ holds already.
   if (debug_ && binary_) {
     read_symbols(*binary_, binary_file, SHT_SYMTAB, own_symbols_);
     if (own_symbols_.empty()) read_symbols(*binary_, binary_file, SHT_DYNSYM, own_symbols_);
+    if (all_held) own_symbols_ = nearest_below(own_symbols_, *needed);
     one_per_address(own_symbols_);
   } else if (const ElfImage* own = debug_ ? debug_.get() : binary_.get(); own && own->has_symtab()) {
     read_symbols(*own, debug_ ? debug_file : binary_file, SHT_SYMTAB, own_symbols_);
+    if (all_held) own_symbols_ = nearest_below(own_symbols_, *needed);
     one_per_address(own_symbols_);
   } else {
     own_is_all_ = true;
   }
-  open_code_ranges();
+  if (!all_held) {
+    open_code_ranges();
+  } else if (code != nullptr) {
+    image_name_ = code->path().substr(code->path().rfind('/') + 1);
+  }
 }
 
 // The functions of the binary's MiniDebugInfo: a .symtab of what .dynsym lacks.
@@ -367,6 +408,24 @@ void ElfIndex::find_sections() {
     if (data != nullptr && data->d_buf != nullptr)
       *wanted = {static_cast<const uint8_t*>(data->d_buf), data->d_size};
   }
+}
+
+std::vector<ElfIndex::Symbol> ElfIndex::nearest_below(const std::vector<Symbol>& symbols,
+                                                     const std::vector<uint64_t>& addresses) {
+  // Per address, the highest symbol start at or below it: each symbol is a candidate for the
+  // first address at or above it, and an address's answer is at least the one before it.
+  std::vector<uint64_t> nearest(addresses.size(), 0);  // 0: none (no function starts at 0)
+  for (const Symbol& symbol : symbols) {
+    auto at = std::lower_bound(addresses.begin(), addresses.end(), symbol.address);
+    if (at == addresses.end()) continue;
+    uint64_t& best = nearest[static_cast<size_t>(at - addresses.begin())];
+    best = std::max(best, symbol.address);
+  }
+  for (size_t i = 1; i < nearest.size(); ++i) nearest[i] = std::max(nearest[i], nearest[i - 1]);
+  std::vector<Symbol> kept;
+  for (const Symbol& symbol : symbols)
+    if (std::binary_search(nearest.begin(), nearest.end(), symbol.address)) kept.push_back(symbol);
+  return kept;
 }
 
 const ElfIndex::Symbol* ElfIndex::find_symbol(const std::vector<Symbol>& symbols,

@@ -19,6 +19,7 @@
 #include "symbolize/die_walker.h"
 #include "symbolize/elf_image.h"
 #include "symbolize/find_binary.h"
+#include "symbolize/inflated_copies.h"
 #include "symbolize/line_program.h"
 
 namespace tally::symbolize {
@@ -41,7 +42,12 @@ class ElfIndex {
 
   // `workers`: how many threads will resolve in this file (each gets its own handle);
   // `inflate_threads`: how many compressed debug sections may be inflated at once.
-  ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_threads = 1);
+  // `copies`: a compressed debug file is read from its inflated copy there (made once).
+  // `needed`: the only addresses that will be asked (ascending); the PLT entries and the
+  // call-frame ranges are then not read when sized symbols hold them all (nor their
+  // problems reported).
+  ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_threads = 1,
+           InflatedCopies* copies = nullptr, const std::vector<uint64_t>* needed = nullptr);
   ~ElfIndex();
   ElfIndex(const ElfIndex&) = delete;
   ElfIndex& operator=(const ElfIndex&) = delete;
@@ -92,11 +98,7 @@ class ElfIndex {
   void release_file_pages() const;
 
  private:
-  struct UnitRange {
-    uint64_t low = 0;
-    uint64_t high = 0;  // one past the end
-    size_t unit = 0;
-  };
+  using UnitRange = UnitTable::Range;
   void index_units(Dwarf* dwarf);
   // Appends the functions of `image`'s tables of type `table` (SHT_SYMTAB or SHT_DYNSYM),
   // read from `file` (the same file, mapped) when it can be, else through libelf.
@@ -108,6 +110,10 @@ class ElfIndex {
   uint16_t add_string_table(const char* base);
   void one_per_address(std::vector<Symbol>& symbols) const;
   static const Symbol* find_symbol(const std::vector<Symbol>& symbols, uint64_t address);
+  // The symbols (all aliases) at the highest start at or below each of `addresses`
+  // (ascending), unsorted.
+  static std::vector<Symbol> nearest_below(const std::vector<Symbol>& symbols,
+                                           const std::vector<uint64_t>& addresses);
   const Symbol* symbol_at(uint64_t address) const;
   void open_code_ranges();
   void add_plt_entries(const ElfImage& image);

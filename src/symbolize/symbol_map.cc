@@ -16,14 +16,16 @@ constexpr size_t kChunk = 4096;  // addresses outside DWARF per task
 
 }  // namespace
 
-core::Expected<std::unique_ptr<SymbolMap>> SymbolMap::open(const FoundBinary& found, unsigned threads) {
+core::Expected<std::unique_ptr<SymbolMap>> SymbolMap::open(const FoundBinary& found, unsigned threads,
+                                                           InflatedCopies* copies,
+                                                           const std::vector<uint64_t>* needed) {
   if (!found.found()) {
     std::string searched;
     for (const auto& path : found.searched) searched += (searched.empty() ? "" : ", ") + path;
     return core::Error{(found.problem.empty() ? "not found" : found.problem) + "; searched " + searched,
                        core::ErrorKind::io};
   }
-  return std::unique_ptr<SymbolMap>(new SymbolMap(found, threads == 0 ? 1 : threads));
+  return std::unique_ptr<SymbolMap>(new SymbolMap(found, threads == 0 ? 1 : threads, copies, needed));
 }
 
 void SymbolMap::lookup(std::span<const uint64_t> addresses, std::vector<Frame>& frames,

@@ -18,7 +18,11 @@ class SymbolMap {
  public:
   // An error (with the paths tried) when neither the binary nor a debug file was found.
   // `threads`: how many threads may inflate its compressed debug sections at once.
-  static core::Expected<std::unique_ptr<SymbolMap>> open(const FoundBinary& found, unsigned threads = 1);
+  // `copies`: compressed debug files are read from their inflated copies there.
+  // `needed`: the only addresses that will be resolved (ElfIndex's).
+  static core::Expected<std::unique_ptr<SymbolMap>> open(const FoundBinary& found, unsigned threads = 1,
+                                                         InflatedCopies* copies = nullptr,
+                                                         const std::vector<uint64_t>* needed = nullptr);
 
   // What the image holds (symbols, call-frame ranges, what could not be read); gone after
   // release_index().
@@ -41,8 +45,9 @@ class SymbolMap {
   void release_index() { index_.reset(); }
 
  private:
-  SymbolMap(const FoundBinary& found, unsigned threads)
-      : index_(std::make_unique<ElfIndex>(found, 1, threads)) {}
+  SymbolMap(const FoundBinary& found, unsigned threads, InflatedCopies* copies,
+            const std::vector<uint64_t>* needed)
+      : index_(std::make_unique<ElfIndex>(found, 1, threads, copies, needed)) {}
 
   // One thread's share of resolve(): runs of addresses each in one compile unit (or outside
   // DWARF), and once resolved their frames, address after address.

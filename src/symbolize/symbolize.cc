@@ -75,7 +75,7 @@ void report_missing_symbols(const ElfIndex& index, const FoundBinary& found,
 // (each compile unit on one thread), and gives back its index (the files, their inflated
 // debug sections, libdw's handles) when its image is done: the frames need only the
 // resolvers.
-Resolution resolve_all(std::vector<Image>& images, unsigned threads, const DebuginfodOptions& debuginfod,
+Resolution resolve_all(std::vector<Image>& images, unsigned threads, const Options& options,
                        core::Diagnostics& diagnostics) {
   Resolution kept(images.size());
   // One image per round, its index gone before the next one's is built, so that the
@@ -88,9 +88,10 @@ Resolution resolve_all(std::vector<Image>& images, unsigned threads, const Debug
     for (size_t i = 0; i < images.size(); ++i)
       if (images[i].found.debug.empty() != with_dwarf) order.push_back(i);
   for (size_t round : order) {
-    auto map = SymbolMap::open(images[round].found, threads);
+    auto map = SymbolMap::open(images[round].found, threads, options.inflated_copies,
+                               options.index_only_what_is_needed ? &images[round].addresses : nullptr);
     if (!map) continue;  // images hold found binaries only
-    report_missing_symbols((*map)->index(), images[round].found, debuginfod, diagnostics);
+    report_missing_symbols((*map)->index(), images[round].found, options.debuginfod, diagnostics);
     (*map)->resolve(images[round].addresses, threads);
     (*map)->release_index();
     kept[round] = std::move(*map);
@@ -286,7 +287,7 @@ core::Status symbolize_locations(core::Profile& profile, const Options& options,
     image.addresses.shrink_to_fit();
   });
   // The frames point into the resolvers: both live until the frames are interned.
-  Resolution resolution = resolve_all(images, threads, options.debuginfod, diagnostics);
+  Resolution resolution = resolve_all(images, threads, options, diagnostics);
   // What only the resolution needed goes before the profile grows.
   for (auto& image : images) image.addresses = {};
 

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/profile.h"
 #include "symbolize/debuginfod_fetch.h"
+#include "symbolize/inflated_copies.h"
 
 namespace tally::symbolize {
 
@@ -35,6 +36,13 @@ struct Options {
   bool name_unresolved = true;
   // The debug files not found here come from the debuginfod servers of $DEBUGINFOD_URLS.
   DebuginfodOptions debuginfod;
+  // Not null: compressed debug files are read from inflated copies kept there (a caller
+  // symbolizing the same images again and again: the daemon's pushes).
+  InflatedCopies* inflated_copies = nullptr;
+  // true: an image whose addresses sized symbols all hold reads no PLT entries nor
+  // call-frame ranges, whose problems then go unsaid (the daemon's pushes: a few new
+  // addresses an image, each interval).
+  bool index_only_what_is_needed = false;
 };
 
 // Resolves every location whose mapping does not already have functions and whose lines

@@ -17,6 +17,8 @@
 #include "receiver.h"
 #include "support/measured_split.h"
 #include "support/test_support.h"
+#include "symbolize/debuginfod_server.h"
+#include "symbolize/elf_image.h"
 
 namespace tally::test {
 namespace {
@@ -352,6 +354,69 @@ TEST(DaemonPush, RefusedPushIsLoggedAndNotRetried) {
   EXPECT_EQ(int64_t(refused.size()), status_number(log, "refused")) << log;
   EXPECT_GE(refused.size(), 2u);
   EXPECT_LE(refused.size(), 6u) << "about one a second, no retry loop";
+}
+
+// A stripped program whose debug file only elfutils' debuginfod serves: the daemon fetches
+// it (DEBUGINFOD_URLS in its environment) and the pushed profile names the program's
+// static function, which the stripped binary does not hold.
+TEST(DaemonPush, StrippedBinaryIsNamedThroughDebuginfod) {
+  REQUIRE_DAEMON_AND_RECEIVER();
+  for (const char* tool : {"cc", "objcopy", "strip"}) TALLY_REQUIRE_PEER(find_program(tool), tool);
+  const std::string debuginfod = find_program("debuginfod");
+  TALLY_REQUIRE_PEER(debuginfod, "debuginfod (elfutils' server, Debian package debuginfod)");
+  TempDir dir;
+  const std::string name = "pushdbgspin";
+  write_bytes(dir.file("spin.c"), R"(#include <time.h>
+static volatile unsigned long sink;
+__attribute__((noinline)) static void spin_named_by_debuginfod(void) {
+  for (unsigned long i = 0; i < 100000; ++i) sink += i;
+}
+int main(void) {
+  struct timespec start, now;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  do {
+    spin_named_by_debuginfod();
+    clock_gettime(CLOCK_MONOTONIC, &now);
+  } while (now.tv_sec - start.tv_sec < 4);
+  return 0;
+}
+)");
+  const std::string full = dir.file("full"), stripped = dir.file(name);
+  ASSERT_EQ(run({find_program("cc"), "-g", "-O1", "-o", full, dir.file("spin.c")}).exit_code, 0);
+  std::filesystem::create_directories(dir.file("served"));
+  ASSERT_EQ(run({find_program("objcopy"), "--only-keep-debug", full, dir.file("served/" + name + ".debug")}).exit_code, 0);
+  ASSERT_EQ(run({find_program("strip"), "--strip-all", "-o", stripped, full}).exit_code, 0);
+  // The control: the name is in the debug file alone.
+  ASSERT_EQ(read_text(stripped).find("spin_named_by_debuginfod"), std::string::npos);
+  auto image = symbolize::ElfImage::open(stripped);
+  ASSERT_NE(image, nullptr);
+  const std::string build_id = image->build_id();
+  ASSERT_FALSE(build_id.empty());
+
+  DebuginfodServer server(debuginfod, dir.file("served"), dir.path());
+  std::string why;
+  ASSERT_TRUE(server.wait_until_serving(build_id, "debuginfo", why)) << why;
+  for (const char* variable : {"DEBUGINFOD_PROGRESS", "DEBUGINFOD_VERBOSE", "DEBUGINFOD_MAXTIME"})
+    ::unsetenv(variable);
+  ::setenv("DEBUGINFOD_URLS", server.url().c_str(), 1);
+  ::setenv("DEBUGINFOD_CACHE_PATH", dir.file("cache").c_str(), 1);
+  Receiver receiver(dir.file("store"));
+  ASSERT_TRUE(receiver.started()) << read_text(dir.file("store/receiver.log"));
+  DaemonProcess daemon(dir.file("db"), {"-F", "999", "--push", receiver.url(), "--push-every", "2"});
+  ::unsetenv("DEBUGINFOD_URLS");
+  ::unsetenv("DEBUGINFOD_CACHE_PATH");
+  ASSERT_TRUE(daemon.started()) << daemon.log();
+  RunResult workload = run({stripped});
+  ASSERT_EQ(workload.exit_code, 0) << workload.describe();
+  ASSERT_EQ(daemon.stop(SIGTERM), 0) << daemon.log();
+
+  const auto files = profiles_of(receiver, name);
+  ASSERT_FALSE(files.empty()) << daemon.log();
+  RunResult pushed = pprof_top(files, "samples");
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.describe();
+  bool named = false;
+  for (const TopRow& row : top_rows(pushed.out)) named |= row.name == "spin_named_by_debuginfod";
+  EXPECT_TRUE(named) << pushed.out << "\n" << daemon.log() << "\n" << server.log();
 }
 
 }  // namespace

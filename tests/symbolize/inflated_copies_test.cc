@@ -1,0 +1,173 @@
+// symbolize::InflatedCopies: a compressed debug file inflated once into an unlinked file,
+// which the symbolizer then reads like an uncompressed one (the daemon's pushes). The
+// copy's sections are checked against libelf's own inflation of the original, a changed
+// file gets a new copy, and lookups through the copy give the frames the in-memory
+// inflation gives.
+#include "symbolize/inflated_copies.h"
+
+#include <gelf.h>
+#include <gtest/gtest.h>
+#include <libelf.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "support/test_support.h"
+#include "symbolize/elf_image.h"
+#include "symbolize/find_binary.h"
+#include "symbolize/symbol_map.h"
+
+namespace tally {
+namespace {
+
+const char* const kLibc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+const char* const kLoader = "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2";
+
+// The separate debug file (libc6-dbg) of `binary`, whose DWARF sections are SHF_COMPRESSED.
+std::string debug_file_of(const std::string& binary) {
+  auto image = symbolize::ElfImage::open(binary);
+  std::string id = image ? image->build_id() : "";
+  if (id.size() <= 2) return "";
+  std::string path = "/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
+  return std::ifstream(path).good() ? path : "";
+}
+
+std::vector<uint8_t> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The bytes of section `name`, inflated by libelf when compressed.
+std::vector<uint8_t> section_bytes(std::vector<uint8_t> file, const std::string& name) {
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_memory(reinterpret_cast<char*>(file.data()), file.size());
+  EXPECT_NE(elf, nullptr);
+  std::vector<uint8_t> out;
+  size_t names = 0;
+  if (elf == nullptr || elf_getshdrstrndx(elf, &names) != 0) return out;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr header;
+    if (gelf_getshdr(scn, &header) == nullptr || name != elf_strptr(elf, names, header.sh_name))
+      continue;
+    if ((header.sh_flags & SHF_COMPRESSED) != 0) {
+      EXPECT_EQ(elf_compress(scn, 0, 0), 1);
+    }
+    Elf_Data* data = elf_rawdata(scn, nullptr);
+    if (data != nullptr && data->d_buf != nullptr) {
+      const auto* p = static_cast<const uint8_t*>(data->d_buf);
+      out.assign(p, p + data->d_size);
+    }
+  }
+  elf_end(elf);
+  return out;
+}
+
+TEST(InflatedCopies, CopyHoldsWhatLibelfInflatesAndIsMadeOnce) {
+  const std::string debug = debug_file_of(kLibc);
+  TALLY_REQUIRE_PEER(debug, "libc6-dbg (libc's separate debug file)");
+  test::TempDir dir;
+  symbolize::InflatedCopies copies(dir.path());
+  const std::string path = copies.path_of(debug, 2);
+  ASSERT_FALSE(path.empty());
+  const std::vector<uint8_t> original = read_bytes(debug), copy = read_bytes(path);
+  for (const char* name : {".debug_info", ".debug_line", ".debug_abbrev", ".debug_str"}) {
+    SCOPED_TRACE(name);
+    const std::vector<uint8_t> expected = section_bytes(original, name);
+    ASSERT_FALSE(expected.empty());
+    EXPECT_TRUE(section_bytes(copy, name) == expected);
+  }
+  auto image = symbolize::ElfImage::open(path);
+  ASSERT_NE(image, nullptr);
+  EXPECT_FALSE(image->has_compressed_dwarf());
+  // Unlinked: nothing left in the directory.
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+  EXPECT_EQ(copies.path_of(debug, 2), path);
+  EXPECT_EQ(copies.copies(), 1u);
+  EXPECT_EQ(copies.bytes(), copy.size());
+}
+
+TEST(InflatedCopies, AChangedFileGetsANewCopy) {
+  const std::string libc = debug_file_of(kLibc), loader = debug_file_of(kLoader);
+  TALLY_REQUIRE_PEER(libc, "libc6-dbg (libc's separate debug file)");
+  TALLY_REQUIRE_PEER(loader, "libc6-dbg (ld.so's separate debug file)");
+  test::TempDir dir;
+  const std::string file = dir.path() + "/some.debug";
+  std::filesystem::copy_file(libc, file);
+  symbolize::InflatedCopies copies(dir.path());
+  auto build_id_of = [](const std::string& path) {
+    auto image = symbolize::ElfImage::open(path);
+    return image ? image->build_id() : "";
+  };
+  const std::string libc_id = build_id_of(libc), loader_id = build_id_of(loader);
+  ASSERT_NE(libc_id, loader_id);
+  EXPECT_EQ(build_id_of(copies.path_of(file, 1)), libc_id);
+  // Replaced (a package upgrade writes a new file over the old path).
+  std::filesystem::remove(file);
+  std::filesystem::copy_file(loader, file);
+  EXPECT_EQ(build_id_of(copies.path_of(file, 1)), loader_id);
+  EXPECT_EQ(copies.copies(), 1u);
+  EXPECT_EQ(copies.bytes(), read_bytes(copies.path_of(file, 1)).size());
+}
+
+TEST(InflatedCopies, NoCopyWithoutAWritableDirectoryOrOverTheBudget) {
+  const std::string debug = debug_file_of(kLibc);
+  TALLY_REQUIRE_PEER(debug, "libc6-dbg (libc's separate debug file)");
+  test::TempDir dir;
+  symbolize::InflatedCopies missing_dir(dir.path() + "/not-there");
+  EXPECT_EQ(missing_dir.path_of(debug, 1), "");
+  symbolize::InflatedCopies small(dir.path(), 1 << 20);
+  EXPECT_EQ(small.path_of(debug, 1), "");
+  EXPECT_EQ(small.bytes(), 0u);
+  symbolize::InflatedCopies copies(dir.path());
+  EXPECT_EQ(copies.path_of(dir.path() + "/no-such.debug", 1), "");
+}
+
+// The frames of addresses across libc's code: through the copy the same as through the
+// in-memory inflation (whose names and lines symbolize_addr2line_test checks against
+// addr2line).
+TEST(InflatedCopies, LookupsThroughTheCopyGiveTheSameFrames) {
+  TALLY_REQUIRE_PEER(debug_file_of(kLibc), "libc6-dbg (libc's separate debug file)");
+  const symbolize::FoundBinary found = symbolize::find_binary(kLibc, "", {});
+  ASSERT_FALSE(found.debug.empty());
+  test::TempDir dir;
+  symbolize::InflatedCopies copies(dir.path());
+  auto in_memory = symbolize::SymbolMap::open(found, 1);
+  auto through_copy = symbolize::SymbolMap::open(found, 1, &copies);
+  ASSERT_TRUE(in_memory && through_copy);
+  EXPECT_EQ(copies.copies(), 1u);
+  std::vector<uint64_t> addresses;
+  for (uint64_t a = 0x28000; a < 0x190000; a += 0x1234) addresses.push_back(a);
+  std::vector<symbolize::Frame> a_frames, b_frames;
+  std::vector<uint32_t> a_ends, b_ends;
+  (*in_memory)->lookup(addresses, a_frames, a_ends);
+  (*through_copy)->lookup(addresses, b_frames, b_ends);
+  ASSERT_EQ(a_ends, b_ends);
+  size_t with_lines = 0;
+  for (size_t i = 0; i < a_frames.size(); ++i) {
+    EXPECT_EQ(a_frames[i].function->name, b_frames[i].function->name);
+    EXPECT_STREQ(a_frames[i].file, b_frames[i].file);
+    EXPECT_EQ(a_frames[i].line, b_frames[i].line);
+    with_lines += b_frames[i].line != 0;
+  }
+  EXPECT_GT(with_lines, addresses.size() / 2);  // the DWARF was read, not only symbols
+  // The next map through the copy reads the compile units' table kept with it.
+  ASSERT_NE(copies.units_of(found.debug), nullptr);
+  EXPECT_EQ(copies.units_of(found.debug)->offsets.size(), (*in_memory)->index().unit_count());
+  auto again = symbolize::SymbolMap::open(found, 1, &copies);
+  ASSERT_TRUE(again);
+  std::vector<symbolize::Frame> c_frames;
+  std::vector<uint32_t> c_ends;
+  (*again)->lookup(addresses, c_frames, c_ends);
+  ASSERT_EQ(a_ends, c_ends);
+  for (size_t i = 0; i < a_frames.size(); ++i) {
+    EXPECT_EQ(a_frames[i].function->name, c_frames[i].function->name);
+    EXPECT_STREQ(a_frames[i].file, c_frames[i].file);
+    EXPECT_EQ(a_frames[i].line, c_frames[i].line);
+  }
+}
+
+}  // namespace
+}  // namespace tally
