@@ -42,6 +42,10 @@ void add_disasm_command(CLI::App& app, Runner& run);
 void add_serve_command(CLI::App& app, Runner& run);
 void add_push_command(CLI::App& app, Runner& run);
 
+// The top-level command line of tally and tally-net: --version, the subcommands that
+// add_commands registers, the exit code of the one parsed.
+int run_app(int argc, char** argv, const std::function<void(CLI::App&, Runner&)>& add_commands);
+
 // Prints "tally: error: MESSAGE" and returns the exit code for the error's kind.
 int report(const core::Error& error);
 // Prints "tally: error: MESSAGE" for a wrong command line and returns kUsage.

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "cli/command.h"
+#include "cli/net_commands.h"
 #include "daemon/control.h"
 #include "daemon/options.h"
 #include "daemon/run.h"
@@ -104,14 +105,7 @@ int run_daemon(const DaemonOptions& opt) {
 
 void add_daemon_command(CLI::App& app, Runner& run) {
   auto opt = std::make_shared<DaemonOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "daemon",
-      "Continuous profiling of the whole machine (DCPI's dcpid): samples every process on "
-      "every CPU and keeps the profiles in the database DIR: DIR/<epoch>/<image>/<event>.dcpi "
-      "per image (executable or shared object) and event, call stacks beside them, "
-      "DIR/index.tsv naming the images. Flushes every --flush seconds, on `tally flush`, "
-      "and on SIGTERM/SIGINT before exiting; `tally epoch` starts a new epoch. Needs root or "
-      "CAP_PERFMON. Query with `tally top --db DIR` (and diff, peek, convert...).");
+  CLI::App* cmd = app.add_subcommand("daemon", kDaemonDescription);
   cmd->add_option("--db", opt->db,
                   "the profile database directory (created if missing); optional with --push");
   cmd->add_option("-e,--event", opt->events,

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/net_commands.h"
 #include "daemon/control.h"
 
 namespace tally::cli {
@@ -29,14 +30,11 @@ void add_request_command(CLI::App& app, Runner& run, const std::string& name,
 }  // namespace
 
 void add_flush_command(CLI::App& app, Runner& run) {
-  add_request_command(app, run, "flush",
-                      "Make the tally daemon writing the database DIR flush its samples now.");
+  add_request_command(app, run, "flush", kFlushDescription);
 }
 
 void add_epoch_command(CLI::App& app, Runner& run) {
-  add_request_command(app, run, "epoch",
-                      "Make the tally daemon writing the database DIR flush, then start a new "
-                      "epoch.");
+  add_request_command(app, run, "epoch", kEpochDescription);
 }
 
 }  // namespace tally::cli

@@ -1,68 +1,27 @@
-#include <cstdio>
-
+// tally: every command but those of tally-net (cli/net_commands.h), which it execs.
 #include "cli/command.h"
-
-namespace tally::cli {
-
-int report(const core::Error& error) {
-  std::fprintf(stderr, "tally: error: %s\n", error.message.c_str());
-  switch (error.kind) {
-    case core::ErrorKind::io: return kIoError;
-    case core::ErrorKind::unsupported: return kUnsupported;
-    case core::ErrorKind::invalid_input: break;
-  }
-  return kInvalidInput;
-}
-
-int usage_error(const std::string& message) {
-  std::fprintf(stderr, "tally: error: %s\n", message.c_str());
-  return kUsage;
-}
-
-void print_warnings(const core::Diagnostics& diagnostics) {
-  for (const auto& w : diagnostics.warnings()) std::fprintf(stderr, "tally: warning: %s\n", w.c_str());
-}
-
-}  // namespace tally::cli
+#include "cli/net_commands.h"
 
 int main(int argc, char** argv) {
   using namespace tally::cli;
-  CLI::App app{
-      "tally: where did the cycles go? Reads, converts and reports CPU profiles.\n"
-      "Exit codes: 0 ok, 1 malformed input, 2 usage error, 3 I/O error, 4 unsupported "
-      "conversion."};
-  app.name("tally");
-  app.require_subcommand(1);
-  app.set_version_flag("--version", "tally 0.1.0");
-  Runner run;
-  add_cat_command(app, run);
-  add_convert_command(app, run);
-  add_merge_command(app, run);
-  add_top_command(app, run);
-  add_peek_command(app, run);
-  add_tree_command(app, run);
-  add_traces_command(app, run);
-  add_flame_command(app, run);
-  add_diff_command(app, run);
-  add_record_command(app, run);
-  add_stat_command(app, run);
-  add_daemon_command(app, run);
-  add_flush_command(app, run);
-  add_epoch_command(app, run);
-  add_list_command(app, run);
-  add_disasm_command(app, run);
-  add_serve_command(app, run);
-  add_push_command(app, run);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? kOk : kUsage;
-  }
-  try {
-    return run ? run() : kUsage;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tally: internal error: %s\n", e.what());
-    return kInvalidInput;
-  }
+  return run_app(argc, argv, [argv](CLI::App& app, Runner& run) {
+    add_cat_command(app, run);
+    add_convert_command(app, run);
+    add_merge_command(app, run);
+    add_top_command(app, run);
+    add_peek_command(app, run);
+    add_tree_command(app, run);
+    add_traces_command(app, run);
+    add_flame_command(app, run);
+    add_diff_command(app, run);
+    add_record_command(app, run);
+    add_stat_command(app, run);
+    add_net_command_forwarder(app, run, "daemon", kDaemonDescription, argv);
+    add_net_command_forwarder(app, run, "flush", kFlushDescription, argv);
+    add_net_command_forwarder(app, run, "epoch", kEpochDescription, argv);
+    add_list_command(app, run);
+    add_disasm_command(app, run);
+    add_net_command_forwarder(app, run, "serve", kServeDescription, argv);
+    add_net_command_forwarder(app, run, "push", kPushDescription, argv);
+  });
 }

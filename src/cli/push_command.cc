@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli/command.h"
+#include "cli/net_commands.h"
 #include "cli/symbolize_flags.h"
 #include "daemon/backoff.h"
 #include "daemon/otlp_request.h"
@@ -136,16 +137,7 @@ int run_push(const PushOptions& opt) {
 
 void add_push_command(CLI::App& app, Runner& run) {
   auto opt = std::make_shared<PushOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "push",
-      "Send profiles to a fleet store: Grafana Pyroscope's push API (POST "
-      "URL/push.v1.PusherService/Push), or with --format otlp OpenTelemetry's OTLP/HTTP "
-      "profiles export (POST URL/v1development/profiles, opentelemetry-proto v1.11.0). Each "
-      "FILE (any format tally reads) is symbolized here and sent as a gzipped pprof in its own "
-      "series, labelled __name__, service_name (--service, else the profile's executable), "
-      "hostname and the --label pairs; in OTLP the labels are the resource attributes "
-      "service.name, host.name and the --label pairs. An unreachable store, 5xx and 429 are "
-      "retried with exponential backoff and jitter.");
+  CLI::App* cmd = app.add_subcommand("push", kPushDescription);
   cmd->add_option("FILE", opt->inputs, "profiles to push")->required();
   cmd->add_option("--to", opt->to, "the store's base URL (http:// or https://)")->required();
   cmd->add_option("--format", opt->format, "pyroscope (default) or otlp");

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "cli/command.h"
+#include "cli/net_commands.h"
 #include "cli/report_flags.h"
 #include "web/server.h"
 
@@ -159,12 +160,7 @@ int run_serve(const ServeCommandOptions& opt) {
 
 void add_serve_command(CLI::App& app, Runner& run) {
   auto opt = std::make_shared<ServeCommandOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "serve", "A web UI for a profile (flame graph, top, peek, source, disasm), a comparison "
-               "of two (BASE NEW) or the profile database (--db DIR), with a JSON API under "
-               "/api/. Listens on 127.0.0.1:8080 or the next free port; prints the URL and "
-               "opens a browser when stdout is a terminal. Read-only; answers only requests "
-               "whose Host is this address or localhost.");
+  CLI::App* cmd = app.add_subcommand("serve", kServeDescription);
   cmd->add_option("--http", opt->http,
                   "HOST:PORT to listen on (port 0: any free port); default 127.0.0.1:8080 or "
                   "the next free port. An address other than loopback exposes the profile to "

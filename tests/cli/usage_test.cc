@@ -2,6 +2,9 @@
 // (src/cli/command.h: kUsage).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <string>
+
 #include "support/test_support.h"
 
 namespace tally::test {
@@ -69,6 +72,60 @@ TEST(CliUsage, UnknownOutputFormatIsAUsageErrorNamingTheChoices) {
   EXPECT_NE(r.err.find("nosuchformat"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("gperf"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("dcpi"), std::string::npos) << r.err;
+}
+
+// daemon, flush, epoch, serve and push run in tally-net (src/cli/net_commands.h), so that
+// the other commands load no network library.
+std::string needed_libraries(const std::string& binary) {
+  RunResult r = run({"readelf", "-d", binary});
+  EXPECT_EQ(r.exit_code, 0) << r.describe();
+  std::string needed;
+  size_t at = 0;
+  while ((at = r.out.find("(NEEDED)", at)) != std::string::npos) {
+    const size_t end = r.out.find('\n', at);
+    needed += r.out.substr(at, end - at) + "\n";
+    at = end;
+  }
+  return needed;
+}
+
+TEST(CliNetCommands, TallyLoadsNoNetworkLibraryAndTallyNetDoes) {
+  const std::string tally_needs = needed_libraries(tally_binary());
+  const std::string net = (std::filesystem::path(tally_binary()).parent_path() / "tally-net").string();
+  const std::string net_needs = needed_libraries(net);
+  for (const char* library : {"libcurl", "httplib", "libssl", "libcrypto"})
+    EXPECT_EQ(tally_needs.find(library), std::string::npos) << library << " in tally's:\n" << tally_needs;
+  EXPECT_NE(net_needs.find("libcurl"), std::string::npos) << net_needs;
+  EXPECT_NE(net_needs.find("httplib"), std::string::npos) << net_needs;
+}
+
+TEST(CliNetCommands, TheirArgumentsAndHelpReachTallyNet) {
+  RunResult help = run_tally({"--help"});
+  for (const char* name : {"daemon", "flush", "epoch", "serve", "push"})
+    EXPECT_NE(help.out.find(std::string("\n  ") + name + " "), std::string::npos) << name << ":\n" << help.out;
+  RunResult serve = run_tally({"serve", "--help"});
+  EXPECT_EQ(serve.exit_code, 0) << serve.describe();
+  EXPECT_NE(serve.out.find("--no-browser"), std::string::npos) << serve.out;
+  RunResult daemon = run_tally({"daemon", "--help"});
+  EXPECT_NE(daemon.out.find("--push-format"), std::string::npos) << daemon.out;
+  RunResult push = run_tally({"push"});
+  EXPECT_EQ(push.exit_code, 2) << push.describe();
+  EXPECT_NE(push.err.find("FILE is required"), std::string::npos) << push.err;
+  TempDir dir;
+  RunResult flush = run_tally({"flush", "--db", dir.path()});
+  EXPECT_EQ(flush.exit_code, 3) << flush.describe();
+  EXPECT_NE(flush.err.find("no tally daemon is running on " + dir.path()), std::string::npos) << flush.err;
+}
+
+TEST(CliNetCommands, AMissingTallyNetIsAnIoErrorNamingIt) {
+  TempDir dir;
+  const std::string alone = dir.file("tally");
+  std::filesystem::copy_file(tally_binary(), alone);
+  RunResult r = run({alone, "serve", "--help"});
+  EXPECT_EQ(r.exit_code, 3) << r.describe();
+  EXPECT_NE(r.err.find("cannot run "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("libexec/tally/tally-net"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
 }  // namespace
