@@ -51,16 +51,20 @@ void name_kernel_frames(core::Profile& p, const collect::KernelSymbols& symbols,
   }
 }
 
-core::Status symbolize_report_profile(core::Profile& profile, const ReportSymbolize& symbolize,
-                                      core::Diagnostics& diagnostics) {
-  if (!symbolize.enabled) return core::ok();
+symbolize::Options symbolize_options(const ReportSymbolize& symbolize) {
   symbolize::Options options;
   options.binary_paths = symbolize.binary_paths;
   options.names = symbolize::NameStyle::simplified;
   options.name_unresolved = symbolize.name_unresolved;
   options.debuginfod.enabled = symbolize.debuginfod;
   options.threads = symbolize.threads;
-  return symbolize::symbolize(profile, options, diagnostics);
+  return options;
+}
+
+core::Status symbolize_report_profile(core::Profile& profile, const ReportSymbolize& symbolize,
+                                      core::Diagnostics& diagnostics) {
+  if (!symbolize.enabled) return core::ok();
+  return symbolize::symbolize(profile, symbolize_options(symbolize), diagnostics);
 }
 
 core::Expected<core::Profile> read_db_report_profile(const store::Selection& selection,

@@ -14,6 +14,7 @@
 #include "core/position_detail.h"
 #include "core/profile.h"
 #include "store/query.h"
+#include "symbolize/symbolize.h"
 
 namespace tally::analyze {
 
@@ -55,6 +56,9 @@ void name_kernel_frames(core::Profile& profile, core::Diagnostics& diagnostics);
 // The same with kallsyms already read (the daemon keeps it) and the running kernel's build id.
 void name_kernel_frames(core::Profile& profile, const collect::KernelSymbols& symbols,
                         const std::string& running_build_id, core::Diagnostics& diagnostics);
+
+// The symbolizer's options for a report (simplified names).
+symbolize::Options symbolize_options(const ReportSymbolize& symbolize);
 
 // Symbolizes the profile's unsymbolized locations when `symbolize.enabled`, with pprof's
 // simplified function names ("ns::f", as pprof shows and stores them).

@@ -85,12 +85,7 @@ void PushSymbolizer::symbolize(std::vector<PushInterval::ServiceProfile>& profil
     }
     // As a report symbolizes (analyze::symbolize_report_profile), with the inflated copies.
     if (options_.enabled) {
-      symbolize::Options options;
-      options.binary_paths = options_.binary_paths;
-      options.names = symbolize::NameStyle::simplified;
-      options.name_unresolved = options_.name_unresolved;
-      options.debuginfod.enabled = options_.debuginfod;
-      options.threads = options_.threads;
+      symbolize::Options options = analyze::symbolize_options(options_);
       options.inflated_copies = &copies_;
       options.index_only_what_is_needed = true;
       if (auto st = symbolize::symbolize(all, options, diagnostics); !st)

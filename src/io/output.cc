@@ -11,22 +11,20 @@
 
 namespace tally::io {
 
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
 namespace {
 
 core::Error os_error(const std::string& path, const char* what) {
   return core::Error{path + ": " + what + ": " + std::strerror(errno), core::ErrorKind::io};
-}
-
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
 }
 
 // /dev/stdout, /dev/fd/N, /proc/PID/fd/N: links (through /proc) to a descriptor that is

@@ -9,6 +9,10 @@
 
 namespace tally::io {
 
+// Writes all of `data` to `fd`, through short writes and EINTR; false (errno set) on an
+// error.
+bool write_all(int fd, std::string_view data);
+
 // Writes `data` to `path` atomically (or to stdout for "-"; devices and FIFOs, which
 // cannot be replaced, are written in place).
 core::Status write_file_atomically(const std::string& path, std::string_view data);

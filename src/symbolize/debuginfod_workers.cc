@@ -13,6 +13,8 @@
 #include <cstring>
 #include <new>
 
+#include "io/output.h"
+
 namespace tally::symbolize {
 
 namespace {
@@ -119,34 +121,23 @@ void run_queue(Shared& shared, const std::vector<DebuginfodRequest>& requests,
   }
 }
 
-bool write_all(int fd, const std::string& bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
 // A worker process's side: each event a message on the pipe (false when the parent is
 // gone).
 class PipeSink : public Sink {
  public:
   explicit PipeSink(int fd) : fd_(fd) {}
   bool started(size_t request) override {
-    return write_all(fd_, Message(Kind::started, static_cast<uint32_t>(request)).bytes());
+    return io::write_all(fd_, Message(Kind::started, static_cast<uint32_t>(request)).bytes());
   }
   bool progress(size_t request, uint64_t received, uint64_t size) override {
-    return write_all(fd_, Message(Kind::progress, static_cast<uint32_t>(request))
+    return io::write_all(fd_, Message(Kind::progress, static_cast<uint32_t>(request))
                               .put(received)
                               .put(size)
                               .bytes());
   }
   bool result(size_t request, const DebuginfodFetch& f) override {
     const uint8_t flags = (f.timed_out ? 1 : 0) | (f.cancelled ? 2 : 0) | (f.downloaded ? 4 : 0);
-    return write_all(fd_, Message(Kind::result, static_cast<uint32_t>(request))
+    return io::write_all(fd_, Message(Kind::result, static_cast<uint32_t>(request))
                               .put(static_cast<int32_t>(f.error))
                               .put(flags)
                               .put(f.bytes)

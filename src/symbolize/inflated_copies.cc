@@ -8,24 +8,10 @@
 #include <vector>
 
 #include "io/input.h"
+#include "io/output.h"
 #include "symbolize/inflated_elf.h"
 
 namespace tally::symbolize {
-
-namespace {
-
-bool write_all(int fd, const std::vector<uint8_t>& bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
-}  // namespace
 
 InflatedCopies::~InflatedCopies() {
   for (auto& [path, copy] : copies_)
@@ -56,7 +42,8 @@ std::string InflatedCopies::path_of(const std::string& debug_file, unsigned thre
   if (!image || bytes_ + image->size() > max_bytes_) return "";
   const int fd = ::open(dir_.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0) return "";
-  if (!write_all(fd, *image)) {
+  const std::string_view bytes(reinterpret_cast<const char*>(image->data()), image->size());
+  if (!io::write_all(fd, bytes)) {
     ::close(fd);
     return "";
   }

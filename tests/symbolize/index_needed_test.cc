@@ -15,6 +15,7 @@
 #include "symbolize/find_binary.h"
 #include "symbolize/plt_entries.h"
 #include "symbolize/symbol_map.h"
+#include "symbolize/symbolize_test_helpers.h"
 
 namespace tally {
 namespace {
@@ -117,18 +118,7 @@ TEST(IndexNeeded, LibcFramesAreTheFullIndexs) {
   auto with_all = symbolize::SymbolMap::open(found, 1);
   auto with_needed = symbolize::SymbolMap::open(found, 1, nullptr, &addresses.sized);
   ASSERT_TRUE(with_all && with_needed);
-  std::vector<symbolize::Frame> a_frames, b_frames;
-  std::vector<uint32_t> a_ends, b_ends;
-  (*with_all)->lookup(addresses.sized, a_frames, a_ends);
-  (*with_needed)->lookup(addresses.sized, b_frames, b_ends);
-  ASSERT_EQ(a_ends, b_ends);
-  size_t with_lines = 0;
-  for (size_t i = 0; i < a_frames.size(); ++i) {
-    EXPECT_EQ(a_frames[i].function->name, b_frames[i].function->name);
-    EXPECT_STREQ(a_frames[i].file, b_frames[i].file);
-    EXPECT_EQ(a_frames[i].line, b_frames[i].line);
-    with_lines += b_frames[i].line != 0;
-  }
+  const size_t with_lines = test::expect_same_frames(**with_all, **with_needed, addresses.sized);
   EXPECT_GT(with_lines, addresses.sized.size() / 2);  // DWARF lines, not symbols alone
 }
 

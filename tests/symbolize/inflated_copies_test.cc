@@ -19,6 +19,7 @@
 #include "symbolize/elf_image.h"
 #include "symbolize/find_binary.h"
 #include "symbolize/symbol_map.h"
+#include "symbolize/symbolize_test_helpers.h"
 
 namespace tally {
 namespace {
@@ -26,19 +27,9 @@ namespace {
 const char* const kLibc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
 const char* const kLoader = "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2";
 
+using test::read_bytes;
 // The separate debug file (libc6-dbg) of `binary`, whose DWARF sections are SHF_COMPRESSED.
-std::string debug_file_of(const std::string& binary) {
-  auto image = symbolize::ElfImage::open(binary);
-  std::string id = image ? image->build_id() : "";
-  if (id.size() <= 2) return "";
-  std::string path = "/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
-  return std::ifstream(path).good() ? path : "";
-}
-
-std::vector<uint8_t> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+std::string debug_file_of(const std::string& binary) { return test::separate_debug_file(binary); }
 
 // The bytes of section `name`, inflated by libelf when compressed.
 std::vector<uint8_t> section_bytes(std::vector<uint8_t> file, const std::string& name) {
@@ -140,33 +131,14 @@ TEST(InflatedCopies, LookupsThroughTheCopyGiveTheSameFrames) {
   EXPECT_EQ(copies.copies(), 1u);
   std::vector<uint64_t> addresses;
   for (uint64_t a = 0x28000; a < 0x190000; a += 0x1234) addresses.push_back(a);
-  std::vector<symbolize::Frame> a_frames, b_frames;
-  std::vector<uint32_t> a_ends, b_ends;
-  (*in_memory)->lookup(addresses, a_frames, a_ends);
-  (*through_copy)->lookup(addresses, b_frames, b_ends);
-  ASSERT_EQ(a_ends, b_ends);
-  size_t with_lines = 0;
-  for (size_t i = 0; i < a_frames.size(); ++i) {
-    EXPECT_EQ(a_frames[i].function->name, b_frames[i].function->name);
-    EXPECT_STREQ(a_frames[i].file, b_frames[i].file);
-    EXPECT_EQ(a_frames[i].line, b_frames[i].line);
-    with_lines += b_frames[i].line != 0;
-  }
+  const size_t with_lines = test::expect_same_frames(**in_memory, **through_copy, addresses);
   EXPECT_GT(with_lines, addresses.size() / 2);  // the DWARF was read, not only symbols
   // The next map through the copy reads the compile units' table kept with it.
   ASSERT_NE(copies.units_of(found.debug), nullptr);
   EXPECT_EQ(copies.units_of(found.debug)->offsets.size(), (*in_memory)->index().unit_count());
   auto again = symbolize::SymbolMap::open(found, 1, &copies);
   ASSERT_TRUE(again);
-  std::vector<symbolize::Frame> c_frames;
-  std::vector<uint32_t> c_ends;
-  (*again)->lookup(addresses, c_frames, c_ends);
-  ASSERT_EQ(a_ends, c_ends);
-  for (size_t i = 0; i < a_frames.size(); ++i) {
-    EXPECT_EQ(a_frames[i].function->name, c_frames[i].function->name);
-    EXPECT_STREQ(a_frames[i].file, c_frames[i].file);
-    EXPECT_EQ(a_frames[i].line, c_frames[i].line);
-  }
+  EXPECT_EQ(test::expect_same_frames(**in_memory, **again, addresses), with_lines);
 }
 
 }  // namespace

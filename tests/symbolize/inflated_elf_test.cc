@@ -17,23 +17,14 @@
 
 #include "support/test_support.h"
 #include "symbolize/elf_image.h"
+#include "symbolize/symbolize_test_helpers.h"
 
 namespace tally {
 namespace {
 
+using test::read_bytes;
 // libc's separate debug file (libc6-dbg), whose DWARF sections are SHF_COMPRESSED.
-std::string libc_debug_file() {
-  auto image = symbolize::ElfImage::open("/usr/lib/x86_64-linux-gnu/libc.so.6");
-  std::string id = image ? image->build_id() : "";
-  if (id.size() <= 2) return "";
-  std::string path = "/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
-  return std::ifstream(path).good() ? path : "";
-}
-
-std::vector<uint8_t> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+std::string libc_debug_file() { return test::separate_debug_file("/usr/lib/x86_64-linux-gnu/libc.so.6"); }
 
 // Section name -> its bytes (inflated by libelf when compressed) and whether it was.
 struct SectionBytes {

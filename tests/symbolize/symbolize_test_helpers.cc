@@ -5,7 +5,12 @@
 #include <libelf.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
+#include <fstream>
 #include <stdexcept>
+
+#include "symbolize/elf_image.h"
 
 namespace tally::test {
 
@@ -88,6 +93,32 @@ std::vector<std::string> location_frames(const core::Profile& profile, core::Loc
                      std::to_string(line.line));
   }
   return frames;
+}
+
+std::string separate_debug_file(const std::string& binary) {
+  auto image = symbolize::ElfImage::open(binary);
+  const std::string id = image ? image->build_id() : "";
+  if (id.size() <= 2) return "";
+  const std::string path = "/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
+  return std::ifstream(path).good() ? path : "";
+}
+
+size_t expect_same_frames(symbolize::SymbolMap& expected, symbolize::SymbolMap& actual,
+                          const std::vector<uint64_t>& addresses) {
+  std::vector<symbolize::Frame> a_frames, b_frames;
+  std::vector<uint32_t> a_ends, b_ends;
+  expected.lookup(addresses, a_frames, a_ends);
+  actual.lookup(addresses, b_frames, b_ends);
+  EXPECT_EQ(a_ends, b_ends);
+  if (a_frames.size() != b_frames.size()) return 0;
+  size_t with_lines = 0;
+  for (size_t i = 0; i < a_frames.size(); ++i) {
+    EXPECT_EQ(a_frames[i].function->name, b_frames[i].function->name);
+    EXPECT_STREQ(a_frames[i].file, b_frames[i].file);
+    EXPECT_EQ(a_frames[i].line, b_frames[i].line);
+    with_lines += b_frames[i].line != 0;
+  }
+  return with_lines;
 }
 
 }  // namespace tally::test

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/profile.h"
+#include "symbolize/symbol_map.h"
 
 namespace tally::test {
 
@@ -27,5 +28,14 @@ core::Profile profile_mapping(const std::string& path, uint64_t base,
 
 // The frames of one location, innermost first, as "function|file|line".
 std::vector<std::string> location_frames(const core::Profile& profile, core::LocationId id);
+
+// The separate debug file of `binary` under /usr/lib/debug/.build-id (libc6-dbg's for libc,
+// whose DWARF sections are SHF_COMPRESSED), or "" when it is not installed.
+std::string separate_debug_file(const std::string& binary);
+
+// Expects `actual` to give each of `addresses` the frames (function, file, line) that
+// `expected` gives; returns how many of those frames have a line (DWARF was read).
+size_t expect_same_frames(symbolize::SymbolMap& expected, symbolize::SymbolMap& actual,
+                          const std::vector<uint64_t>& addresses);
 
 }  // namespace tally::test
