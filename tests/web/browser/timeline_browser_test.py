@@ -260,10 +260,8 @@ class TimelineTest(BrowserCase):
     def test_zoom_to_the_selected_range_and_back(self):
         timeline = self.server.api("/api/timeline")
         row, thread = self.main_thread(timeline)
-        sleep_start, sleep_end = self.sleep_span(timeline, thread)
         # A range inside the sleep, as a drag sets it.
-        lo, hi = sleep_start + 0.25 * (sleep_end - sleep_start), sleep_start + 0.75 * (sleep_end - sleep_start)
-        text = "%.6f:%.6f" % (lo / 1e9, hi / 1e9)
+        lo, hi, text = self.middle_of_the_sleep(timeline, thread)
         self.open("/top?time_range=" + text)
         self.wait_for(lambda d: d.find_elements(By.ID, "timeline-zoom"), "the zoom button")
         canvas = self.driver.find_element(By.ID, "timeline-canvas")
@@ -320,15 +318,19 @@ class TimelineTest(BrowserCase):
         return (canvas.get_attribute("data-zoomed"), float(canvas.get_attribute("data-start")),
                 float(canvas.get_attribute("data-end")))
 
+    def middle_of_the_sleep(self, timeline, thread):
+        """The middle half of the thread's sleep span (ns from the start), and as a range text."""
+        sleep_start, sleep_end = self.sleep_span(timeline, thread)
+        lo, hi = sleep_start + 0.25 * (sleep_end - sleep_start), sleep_start + 0.75 * (sleep_end - sleep_start)
+        return lo, hi, "%.6f:%.6f" % (lo / 1e9, hi / 1e9)
+
     def wait_zoomed(self, zoomed, what):
         return self.wait_for(lambda d: d.find_elements(By.CSS_SELECTOR, "#timeline-canvas[data-zoomed='%s']" % zoomed), what)
 
     def test_a_zoomed_url_opens_zoomed_and_back_undoes_a_zoom(self):
         timeline = self.server.api("/api/timeline")
         row, thread = self.main_thread(timeline)
-        sleep_start, sleep_end = self.sleep_span(timeline, thread)
-        lo, hi = sleep_start + 0.25 * (sleep_end - sleep_start), sleep_start + 0.75 * (sleep_end - sleep_start)
-        text = "%.6f:%.6f" % (lo / 1e9, hi / 1e9)
+        lo, hi, text = self.middle_of_the_sleep(timeline, thread)
         # A shared link to a zoomed timeline (no time range): drawn zoomed at once, all sleep,
         # and the views unfiltered (the zoom filters nothing).
         self.open("/top?tz=" + text)
