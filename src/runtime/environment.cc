@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "runtime/session.h"
+#include "runtime/stderr_print.h"
 
 namespace tally::runtime {
 namespace {
@@ -27,7 +28,7 @@ int frequency_from_environment() {
   char* end = nullptr;
   long frequency = strtol(text, &end, 10);
   if (*end != '\0' || frequency <= 0 || frequency > kMaxFrequency) {
-    dprintf(2, "tally: CPUPROFILE_FREQUENCY=%s is not in 1..%d; using %d\n", text, kMaxFrequency,
+    print_to_stderr("tally: CPUPROFILE_FREQUENCY=%s is not in 1..%d; using %d\n", text, kMaxFrequency,
             kDefaultFrequency);
     return kDefaultFrequency;
   }
@@ -38,7 +39,7 @@ Unwinder unwinder_from_environment() {
   const char* text = getenv("CPUPROFILE_UNWIND");
   if (text != nullptr && strcmp(text, "fp") == 0) return Unwinder::frame_pointers;
   if (text != nullptr && *text != '\0' && strcmp(text, "cfi") != 0)
-    dprintf(2, "tally: CPUPROFILE_UNWIND=%s is not fp or cfi; using the default\n", text);
+    print_to_stderr("tally: CPUPROFILE_UNWIND=%s is not fp or cfi; using the default\n", text);
 #if defined(__x86_64__)
   return Unwinder::cfi;
 #else
@@ -59,13 +60,13 @@ void install_toggle(const char* text, const char* base) {
   char* end = nullptr;
   long signal_number = strtol(text, &end, 10);
   if (*end != '\0' || signal_number < 1 || signal_number >= NSIG) {
-    dprintf(2, "tally: CPUPROFILESIGNAL=%s is not a signal number; profiling not started\n", text);
+    print_to_stderr("tally: CPUPROFILESIGNAL=%s is not a signal number; profiling not started\n", text);
     return;
   }
   int signal = static_cast<int>(signal_number);
   struct sigaction current;
   if (sigaction(signal, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) {
-    dprintf(2, "tally: signal %d is already in use; CPUPROFILESIGNAL ignored\n", signal);
+    print_to_stderr("tally: signal %d is already in use; CPUPROFILESIGNAL ignored\n", signal);
     return;
   }
   enable_toggle(base);

@@ -10,6 +10,7 @@
 
 #include "runtime/pprof_module.h"
 #include "runtime/text.h"
+#include "runtime/stderr_print.h"
 
 namespace tally::runtime {
 namespace {
@@ -107,7 +108,7 @@ bool ProfileFile::Completed::publish() {
       discard(temp);
       return true;
     }
-    dprintf(2, "tally: cannot write %s as pprof (%s); writing the gperftools format there\n",
+    print_to_stderr("tally: cannot write %s as pprof (%s); writing the gperftools format there\n",
             path, error);
   }
   bool published;
@@ -126,7 +127,7 @@ bool ProfileFile::Completed::publish() {
       published = false;
     }
   }
-  if (!published) dprintf(2, "tally: cannot write %s: %s\n", path, strerror(errno));
+  if (!published) print_to_stderr("tally: cannot write %s: %s\n", path, strerror(errno));
   discard(temp);
   return published;
 }
@@ -169,7 +170,7 @@ void ProfileFile::append(uint64_t count, const uintptr_t* pcs, int depth) {
 bool ProfileFile::flush_buffer() {
   if (!temp_.open || used_ == 0) return !failed_;
   if (!write_all(temp_.fd, buffer_, used_)) {
-    if (!failed_) dprintf(2, "tally: cannot write the profile %s: %s\n", path_, strerror(errno));
+    if (!failed_) print_to_stderr("tally: cannot write the profile %s: %s\n", path_, strerror(errno));
     failed_ = true;
   }
   bytes_ += used_;
@@ -218,7 +219,7 @@ bool ProfileFile::finish(Completed& completed, const char* note) {
     hand_over(temp_, completed);
     return true;
   }
-  dprintf(2, "tally: cannot write the profile %s: %s\n", path_, strerror(errno));
+  print_to_stderr("tally: cannot write the profile %s: %s\n", path_, strerror(errno));
   discard(temp_);
   return false;
 }

@@ -15,6 +15,7 @@
 
 #include "runtime/cfi_walk.h"
 #include "runtime/unwind_index.h"
+#include "runtime/stderr_print.h"
 
 namespace tally::runtime {
 namespace {
@@ -244,7 +245,7 @@ int choose_sample_signal() {
   if (const char* requested = getenv("CPUPROFILE_TIMER_SIGNAL"); requested != nullptr && *requested) {
     int signal = atoi(requested);
     if (signal > 0 && signal < _NSIG) return signal;
-    dprintf(2, "tally: CPUPROFILE_TIMER_SIGNAL=%s is not a signal number; ignored\n", requested);
+    print_to_stderr("tally: CPUPROFILE_TIMER_SIGNAL=%s is not a signal number; ignored\n", requested);
   }
   for (int signal = SIGRTMIN + 12; signal <= SIGRTMAX; ++signal) {
     if (sampler.handler_installed[signal]) return signal;
@@ -273,7 +274,7 @@ bool arm(ThreadSlot& slot) {
     // Not allowed here (perf_event_paranoid, seccomp, no perf support): POSIX timers from now on.
     if (!sampler.warned_perf_refused) {
       sampler.warned_perf_refused = true;
-      dprintf(2, "tally: perf_event_open refused (%s); sampling with POSIX CPU timers\n",
+      print_to_stderr("tally: perf_event_open refused (%s); sampling with POSIX CPU timers\n",
               strerror(error));
     }
     sampler.settings.mechanism = Mechanism::posix_timer;
@@ -281,7 +282,7 @@ bool arm(ThreadSlot& slot) {
   if (arm_posix_timer(slot, tid)) return true;
   int error = errno;
   if (error != EINVAL && error != ESRCH) {
-    dprintf(2, "tally: cannot start a sampling timer for thread %d: %s\n", tid, strerror(error));
+    print_to_stderr("tally: cannot start a sampling timer for thread %d: %s\n", tid, strerror(error));
   }
   return false;
 }

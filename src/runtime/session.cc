@@ -22,6 +22,7 @@
 #include "runtime/thread_hooks.h"
 #include "runtime/thread_registry.h"
 #include "runtime/unwind_index.h"
+#include "runtime/stderr_print.h"
 
 namespace tally::runtime {
 namespace {
@@ -315,7 +316,7 @@ void start_service_thread() {
   if (service.started) service.thread = thread;
   pthread_attr_destroy(&attributes);
   if (!service.started) {
-    dprintf(2, "tally: cannot start the profile writer thread\n");
+    print_to_stderr("tally: cannot start the profile writer thread\n");
     return;
   }
   // Its id, so that adopt_unseen_threads leaves it out.
@@ -428,13 +429,13 @@ bool start_profiling(const char* path, const StartOptions& options) {
   settings.filter = options.filter;
   settings.filter_arg = options.filter_arg;
   if (settings.signal < 0) {
-    dprintf(2, "tally: no free real-time signal to sample with (set CPUPROFILE_TIMER_SIGNAL)\n");
+    print_to_stderr("tally: no free real-time signal to sample with (set CPUPROFILE_TIMER_SIGNAL)\n");
     return false;
   }
   {
     Lock writer(locks.writer);
     if (!session.table.reset() || !session.queue.reset()) {
-      dprintf(2, "tally: cannot map the sample session.table\n");
+      print_to_stderr("tally: cannot map the sample session.table\n");
       return false;
     }
     session.maps.capture();
@@ -442,12 +443,12 @@ bool start_profiling(const char* path, const StartOptions& options) {
     // program itself calls the loader (another thread may have held its lock at the fork).
     bool index_ready = options.after_fork && have_unwind_index();
     if (settings.unwinder == Unwinder::cfi && !index_ready && !refresh_unwind_index(false)) {
-      dprintf(2, "tally: cannot map the unwind rules; walking frame pointers\n");
+      print_to_stderr("tally: cannot map the unwind rules; walking frame pointers\n");
       settings.unwinder = Unwinder::frame_pointers;
     }
     session.unwinding_with_cfi = settings.unwinder == Unwinder::cfi;
     if (!session.file.open(path, settings.period_ns / 1000)) {
-      dprintf(2, "tally: cannot write the profile %s: %s\n", path, strerror(errno));
+      print_to_stderr("tally: cannot write the profile %s: %s\n", path, strerror(errno));
       return false;
     }
   }
@@ -469,7 +470,7 @@ bool start_profiling(const char* path, const StartOptions& options) {
 
   SampleSinks sinks{&session.table, &session.queue, &session.maps, &service.wake};
   if (!begin_sampling(settings, sinks)) {
-    dprintf(2, "tally: cannot handle signal %d\n", settings.signal);
+    print_to_stderr("tally: cannot handle signal %d\n", settings.signal);
     Lock writer(locks.writer);
     session.file.abandon();
     return false;
@@ -505,12 +506,12 @@ void stop_profiling() {
   control.release();
   if (complete) publish(completed);
   // gperftools' closing line, then what tally adds when something was lost.
-  dprintf(2, "PROFILE: interrupts/evictions/bytes = %llu/%llu/%llu\n",
+  print_to_stderr("PROFILE: interrupts/evictions/bytes = %llu/%llu/%llu\n",
           static_cast<unsigned long long>(totals.interrupts),
           static_cast<unsigned long long>(records), static_cast<unsigned long long>(bytes));
-  if (cut > 0) dprintf(2, "tally: stacks cut short: %s\n", stacks_cut);
+  if (cut > 0) print_to_stderr("tally: stacks cut short: %s\n", stacks_cut);
   if (totals.dropped > 0) {
-    dprintf(2, "tally: %llu sampling periods dropped (the writer fell behind)\n",
+    print_to_stderr("tally: %llu sampling periods dropped (the writer fell behind)\n",
             static_cast<unsigned long long>(totals.dropped));
   }
 }

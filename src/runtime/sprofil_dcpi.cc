@@ -5,6 +5,7 @@
 #include "runtime/companion_module.h"
 #include "runtime/sprofil_dcpi_module.h"
 #include "runtime/sprofil_sampler.h"
+#include "runtime/stderr_print.h"
 #include "tally/sprofil.h"
 
 extern "C" int tally_sprofil_write_dcpi(const struct prof* profp, int profcnt,
@@ -19,7 +20,7 @@ extern "C" int tally_sprofil_write_dcpi(const struct prof* profp, int profcnt,
   if (outcome == 0) return 0;
   // Invalid arguments are the caller's to handle; anything else is worth a line.
   if (outcome != EINVAL && outcome != EFAULT && outcome != E2BIG)
-    dprintf(2, "tally: cannot write the DCPI profile %s: %s\n", path ? path : "(null)", error);
+    tally::runtime::print_to_stderr("tally: cannot write the DCPI profile %s: %s\n", path ? path : "(null)", error);
   errno = outcome;
   return -1;
 }

@@ -84,6 +84,26 @@ TEST_F(PreloadTest, ForkedChildWritesPathDotPidAndNeverTheParentsFile) {
   EXPECT_NE(run.out.find("child threads 1\n"), std::string::npos) << run.out;
 }
 
+// A forked child's exit writes its profile and gperftools' closing line without malloc:
+// the program's allocator may be locked in the child (ASan's was, and the stress test's
+// child hung in that line).
+TEST_F(PreloadTest, AForkedChildExitsWithoutAllocating) {
+  RunResult run = test::run({FORK_MALLOC_GUARD},
+                            {.cwd = dir_.path(),
+                             .environment = {{"LD_PRELOAD", runtime_library()},
+                                             {"CPUPROFILE", "guard.prof"},
+                                             {"CPUPROFILE_FREQUENCY", "1000"}},
+                             .timeout_seconds = 60});
+  EXPECT_EQ(run.exit_code, 0) << run.describe();
+  EXPECT_NE(run.out.find("child exit 0"), std::string::npos) << run.describe();
+  EXPECT_EQ(run.err.find("malloc in the exiting child"), std::string::npos) << run.err;
+  // Both closing lines were written, and both profiles.
+  size_t lines = 0;
+  for (size_t at = 0; (at = run.err.find("PROFILE: interrupts/evictions/bytes", at)) != std::string::npos; ++at) ++lines;
+  EXPECT_EQ(lines, 2u) << run.err;
+  EXPECT_GT(cum(top(dir_.file("guard.prof")), "main"), 0) << run.describe();
+}
+
 TEST_F(PreloadTest, ExecutedChildrenAppendTheirPid) {
   RunResult run = run_workload("exec", {{"CPUPROFILE", "exec.prof"}});
   ASSERT_EQ(run.exit_code, 0) << run.describe();
