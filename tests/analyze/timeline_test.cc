@@ -73,6 +73,17 @@ std::string state_name(const Timeline& t, uint32_t state) {
   return state == 0 ? "on" : t.reasons.at(state - 1);
 }
 
+// A thread's spans as "BEGIN-END:STATE ..." in milliseconds, for one comparison per thread.
+std::string spans_ms(const Timeline& t, const TimelineThread& thread) {
+  std::string text;
+  for (const TimelineSpan& span : thread.spans) {
+    if (!text.empty()) text += ' ';
+    text += std::to_string(span.begin / kMs) + "-" + std::to_string(span.end / kMs) + ":" +
+            state_name(t, span.state);
+  }
+  return text;
+}
+
 TEST(Timeline, AdjacentSamplesBecomeSpansPerThreadInTimeOrder) {
   auto t = compute_timeline(two_threads(), {});
   ASSERT_TRUE(t) << t.error().message;
@@ -85,25 +96,11 @@ TEST(Timeline, AdjacentSamplesBecomeSpansPerThreadInTimeOrder) {
   EXPECT_FALSE(main.coarsened);
   EXPECT_EQ(main.on_cpu, 200 * kMs);
   EXPECT_EQ(main.off_cpu, 200 * kMs);
-  ASSERT_EQ(main.spans.size(), 3u);
-  EXPECT_EQ(main.spans[0].begin, 0);
-  EXPECT_EQ(main.spans[0].end, 100 * kMs);
-  EXPECT_EQ(state_name(*t, main.spans[0].state), "on");
-  EXPECT_EQ(main.spans[1].begin, 100 * kMs);
-  EXPECT_EQ(main.spans[1].end, 300 * kMs);
-  EXPECT_EQ(state_name(*t, main.spans[1].state), "sleep");
-  EXPECT_EQ(main.spans[2].begin, 300 * kMs);
-  EXPECT_EQ(main.spans[2].end, 400 * kMs);
-  EXPECT_EQ(state_name(*t, main.spans[2].state), "on");
+  EXPECT_EQ(spans_ms(*t, main), "0-100:on 100-300:sleep 300-400:on");
   const TimelineThread& worker = t->threads[1];
   EXPECT_EQ(worker.tid, 101);
   EXPECT_EQ(worker.name, "worker");
-  ASSERT_EQ(worker.spans.size(), 2u);
-  EXPECT_EQ(state_name(*t, worker.spans[0].state), "futex");
-  EXPECT_EQ(worker.spans[0].end, 250 * kMs);
-  EXPECT_EQ(state_name(*t, worker.spans[1].state), "on");
-  EXPECT_EQ(worker.spans[1].begin, 250 * kMs);
-  EXPECT_EQ(worker.spans[1].end, 300 * kMs);
+  EXPECT_EQ(spans_ms(*t, worker), "0-250:futex 250-300:on");
 }
 
 TEST(Timeline, SamplesOutOfTimeOrderGiveTheSameSpans) {
@@ -164,13 +161,7 @@ TEST(Timeline, TooManySpansAreCoarsenedIntoSlotsOfTheirMainState) {
   const TimelineThread& busy = t->threads[0];
   EXPECT_TRUE(busy.coarsened);
   EXPECT_EQ(busy.slot, 100 * kMs);
-  ASSERT_EQ(busy.spans.size(), 2u);
-  EXPECT_EQ(busy.spans[0].begin, 0);
-  EXPECT_EQ(busy.spans[0].end, 200 * kMs);
-  EXPECT_EQ(state_name(*t, busy.spans[0].state), "on");
-  EXPECT_EQ(busy.spans[1].begin, 200 * kMs);
-  EXPECT_EQ(busy.spans[1].end, 400 * kMs);
-  EXPECT_EQ(state_name(*t, busy.spans[1].state), "sleep");
+  EXPECT_EQ(spans_ms(*t, busy), "0-200:on 200-400:sleep");
   // The totals stay exact.
   EXPECT_EQ(busy.on_cpu, 200 * kMs);
   EXPECT_EQ(busy.off_cpu, 200 * kMs);
@@ -188,18 +179,9 @@ TEST(Timeline, AWindowKeepsTheSpansWithinItCutAtItsEdges) {
   const TimelineThread& main = t->threads[0];
   EXPECT_EQ(main.tid, 100);
   EXPECT_EQ(main.on_cpu, 200 * kMs);  // totals of all the time
-  ASSERT_EQ(main.spans.size(), 2u);
-  EXPECT_EQ(main.spans[0].begin, 50 * kMs);
-  EXPECT_EQ(main.spans[0].end, 100 * kMs);
-  EXPECT_EQ(state_name(*t, main.spans[0].state), "on");
-  EXPECT_EQ(main.spans[1].begin, 100 * kMs);
-  EXPECT_EQ(main.spans[1].end, 200 * kMs);
-  EXPECT_EQ(state_name(*t, main.spans[1].state), "sleep");
+  EXPECT_EQ(spans_ms(*t, main), "50-100:on 100-200:sleep");
   const TimelineThread& worker = t->threads[1];
-  ASSERT_EQ(worker.spans.size(), 1u);  // its work (250-300 ms) is outside
-  EXPECT_EQ(worker.spans[0].begin, 50 * kMs);
-  EXPECT_EQ(worker.spans[0].end, 200 * kMs);
-  EXPECT_EQ(state_name(*t, worker.spans[0].state), "futex");
+  EXPECT_EQ(spans_ms(*t, worker), "50-200:futex");  // its work (250-300 ms) is outside
 
   // An open end is the recording's end; a window after it shows nothing.
   options.window = *parse_time_range("0.35:");
