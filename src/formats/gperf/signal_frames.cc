@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/checked_math.h"
 #include "core/sample_merger.h"
 
 namespace tally::gperf {
@@ -132,7 +133,7 @@ void remove_signal_frame(core::Profile& p, std::span<const uint32_t> records_by_
   for (size_t s = 0; s < p.sample_count(); ++s) {
     auto stack = p.stack(s);
     if (!shares(stack, shared.id)) continue;
-    samples += p.values(s)[0];
+    samples = core::add_saturating(samples, p.values(s)[0]);  // counts come from the file
     core::MappingId leaf = p.location(stack[0]).mapping;
     if (std::find(leaf_mappings.begin(), leaf_mappings.end(), leaf) == leaf_mappings.end())
       leaf_mappings.push_back(leaf);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -166,6 +167,18 @@ TEST(SignalFrameWithoutBinary, DuplicatedLeafUnderTheFrameDroppedAndStacksMerged
   std::string pprof = find_pprof();
   TALLY_REQUIRE_PEER(pprof, "google/pprof");
   EXPECT_EQ(pprof_reading(encode_records(records, kMaps)), expected);
+}
+
+// Counts are the file's: their sum under the frame saturates instead of overflowing
+// (a fuzzer found the overflow; UBSan aborted on it).
+TEST(SignalFrameWithoutBinary, CountsNearTheLimitSaturateInTheEvidence) {
+  constexpr uint64_t kLargest = uint64_t(std::numeric_limits<int64_t>::max());
+  const std::vector<Record> records{{kLargest, {0x10200, kInLibc, 0x10801}},
+                                    {kLargest, {0x50200, kInLibc, 0x10811}}};
+  const core::Profile p = read(encode_records(records, kMaps));
+  const std::string removed(p.attribute("gperf.signal_frames_removed"));
+  EXPECT_TRUE(removed.starts_with("9223372036854775807 samples (2 of 2 records)")) << removed;
+  EXPECT_EQ(weighted_stacks(p), without_second_frame(records, kInLibc));
 }
 
 // The binary's word beats the profile's: here a fake binary.
