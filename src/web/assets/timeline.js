@@ -136,7 +136,12 @@
     const tip = el("div", { class: "tip", hidden: true });
     const plot = el("div", { class: "timeline-plot" }, canvas, tip);
     const legend = el("div", { class: "legend timeline-legend" });
-    data.states.forEach(function (state) {
+    // Only the states some drawn span has: a reason seen only outside the zoom, or in a
+    // thread not shown, would name a colour the plot does not use.
+    const drawnStates = new Set();
+    data.threads.forEach(function (thread) { thread.spans.state.forEach(function (s) { drawnStates.add(s); }); });
+    data.states.forEach(function (state, index) {
+      if (!drawnStates.has(index)) return;
       legend.appendChild(el("span", { class: "swatch", "data-state": state, style: "background:" + T.timelineColour(state) + (state === "on-cpu" ? ";color:#fff" : "") }, state));
       legend.appendChild(document.createTextNode(" "));
     });

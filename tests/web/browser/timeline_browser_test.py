@@ -301,6 +301,7 @@ class TimelineTest(BrowserCase):
         self.driver.find_element(By.CSS_SELECTOR, "#timeline-range button").click()
         self.wait_for(lambda d: "time_range=" not in d.current_url, "the range removed")
         self.wait_ready()
+        colours = self.legend_colours()  # the whole recording's legend: on-CPU too
         kinds = []
         for colour in self.row_pixels(row):
             kind = next((state for state, c in colours.items() if tuple(colour) == c), None)
@@ -340,6 +341,12 @@ class TimelineTest(BrowserCase):
         self.assertAlmostEqual(end, hi, delta=1000)
         colours = self.legend_colours()
         self.assertEqual({tuple(p) for p in self.row_pixels(row)[1:-1]}, {colours["sleep"]})
+        # The legend names the states drawn in the window, and no other (the whole recording
+        # has on-CPU spans, which this window of a sleep does not).
+        windowed = self.server.api("/api/timeline?window=" + text)
+        drawn = {windowed["states"][s] for t in windowed["threads"] for s in t["spans"]["state"]}
+        self.assertIn("on-cpu", self.server.api("/api/timeline")["states"])
+        self.assertEqual(set(colours), drawn)
         names = {r["name"] for r in self.table_rows("top-table")}
         self.assertTrue(any("burn_first" in n for n in names), names)
         # "whole recording" is a new history entry: back zooms in again, forward out.
