@@ -58,6 +58,7 @@ symbolize::Options symbolize_options(const ReportSymbolize& symbolize) {
   options.name_unresolved = symbolize.name_unresolved;
   options.debuginfod.enabled = symbolize.debuginfod;
   options.threads = symbolize.threads;
+  options.explain_sources = symbolize.explain_sources;
   return options;
 }
 

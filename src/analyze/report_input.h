@@ -27,6 +27,7 @@ struct ReportSymbolize {
   bool name_unresolved = true;
   bool debuginfod = true;  // fetch missing debug files from $DEBUGINFOD_URLS
   unsigned threads = 0;    // 0: all cores
+  bool explain_sources = false;  // -v: say where each binary's symbols came from
 };
 
 struct ReportInput {

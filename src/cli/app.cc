@@ -22,6 +22,7 @@ int usage_error(const std::string& message) {
 }
 
 void print_warnings(const core::Diagnostics& diagnostics) {
+  for (const auto& n : diagnostics.notes()) std::fprintf(stderr, "tally: %s\n", n.c_str());
   for (const auto& w : diagnostics.warnings()) std::fprintf(stderr, "tally: warning: %s\n", w.c_str());
 }
 

@@ -21,13 +21,17 @@ void add_symbolize_flags(CLI::App* cmd, SymbolizeFlags& flags, const std::string
                 "default those not on this machine are fetched by build id, into "
                 "libdebuginfod's cache; $DEBUGINFOD_TIMEOUT: seconds without data before a "
                 "server is given up, default 10)");
+  cmd->add_flag("-v,--verbose", flags.verbose,
+                "say, for each binary, where its symbols and DWARF came from, every path "
+                "searched, and the files not used because their build id differs");
 }
 
 analyze::ReportSymbolize report_symbolize(const SymbolizeFlags& flags) {
   return {.enabled = flags.mode != "none",
           .binary_paths = flags.binary_paths,
           .name_unresolved = flags.name_unresolved,
-          .debuginfod = !flags.no_debuginfod};
+          .debuginfod = !flags.no_debuginfod,
+          .explain_sources = flags.verbose};
 }
 
 core::Status apply_symbolize_flags(const SymbolizeFlags& flags, core::Profile& profile,

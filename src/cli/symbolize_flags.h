@@ -21,10 +21,11 @@ struct SymbolizeFlags {
   // (convert, whose output a later symbolizer with the binaries may still resolve).
   bool name_unresolved = true;
   bool no_debuginfod = false;  // no debug files from $DEBUGINFOD_URLS
+  bool verbose = false;        // -v: where each binary's symbols came from
 };
 
 // Adds --symbolize MODE (default `default_mode`, described as `default_text` in --help when
-// not empty), --binary-path DIR and --no-debuginfod to `cmd`.
+// not empty), --binary-path DIR, --no-debuginfod and -v to `cmd`.
 void add_symbolize_flags(CLI::App* cmd, SymbolizeFlags& flags, const std::string& default_mode,
                          const std::string& default_text = "");
 

@@ -71,7 +71,6 @@ FoundBinary find_binary(const std::string& mapping_file, const std::string& mapp
   }
   candidates.push_back(mapping_file);
 
-  std::vector<std::string> mismatches;
   std::unique_ptr<ElfImage> binary;
   for (const auto& path : candidates) {
     if (std::find(result.searched.begin(), result.searched.end(), path) != result.searched.end())
@@ -81,7 +80,7 @@ FoundBinary find_binary(const std::string& mapping_file, const std::string& mapp
     if (!image) continue;
     std::string id = image->build_id();
     if (!wanted_id.empty() && !id.empty() && id != wanted_id) {
-      mismatches.push_back(path + " has build id " + id);
+      result.rejected.push_back(path + " has build id " + id);
       continue;
     }
     binary = std::move(image);
@@ -110,7 +109,7 @@ FoundBinary find_binary(const std::string& mapping_file, const std::string& mapp
     if (!image || !image->has_dwarf()) continue;
     std::string debug_id = image->build_id();
     if (!id.empty() && !debug_id.empty() && debug_id != id) {
-      mismatches.push_back(path + " has build id " + debug_id);
+      result.rejected.push_back(path + " has build id " + debug_id);
       continue;
     }
     result.debug = path;
@@ -119,10 +118,10 @@ FoundBinary find_binary(const std::string& mapping_file, const std::string& mapp
   }
   if (!binary) {
     result.problem = "not found";
-    if (!mismatches.empty()) {
+    if (!result.rejected.empty()) {
       result.problem = "build id " + wanted_id + " not matched (";
-      for (size_t i = 0; i < mismatches.size(); ++i)
-        result.problem += (i ? "; " : "") + mismatches[i];
+      for (size_t i = 0; i < result.rejected.size(); ++i)
+        result.problem += (i ? "; " : "") + result.rejected[i];
       result.problem += ")";
     }
   }

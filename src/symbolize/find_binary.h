@@ -14,6 +14,7 @@ struct FoundBinary {
   std::string build_id;  // the binary's, else the mapping's (lower-case hex; "" when neither)
   std::string file;      // the mapping's file, as the profile names it
   std::vector<std::string> searched;  // every path tried, for the "not found" report
+  std::vector<std::string> rejected;  // "PATH has build id X": files of another build
   std::string problem;  // why nothing usable was found ("" when found)
   bool found() const { return !binary.empty() || !debug.empty(); }
 };

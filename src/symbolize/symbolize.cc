@@ -9,12 +9,13 @@
 #include <memory>
 #include <mutex>
 #include <set>
-#include <thread>
 #include <span>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/demangle.h"
 #include "core/hash.h"
@@ -70,6 +71,25 @@ void report_missing_symbols(const ElfIndex& index, const FoundBinary& found,
   diagnostics.warn(fmt::format("{}{}; {}", found.binary, kNoDebugSymbols, remedy));
 }
 
+// -v: where an image's symbols came from, and what else was looked at, so that a user can
+// tell a missing -dbgsym package from a debug file of another build.
+void explain_sources(const ElfIndex& index, const FoundBinary& found, core::Diagnostics& diagnostics) {
+  const std::string binary = found.binary.empty() ? found.file : found.binary;
+  std::string source;
+  if (found.debug.empty())
+    source = index.has_full_symbols() ? "symbols from its .symtab or MiniDebugInfo, no DWARF (no lines)"
+                                      : "symbols from .dynsym only, no DWARF";
+  else if (found.debug == found.binary)
+    source = "symbols and DWARF from the binary itself";
+  else
+    source = "symbols and DWARF from " + found.debug;
+  std::string message = fmt::format("symbolize: {}{}: {}; searched {}", binary,
+                                    found.build_id.empty() ? "" : " (build id " + found.build_id + ")",
+                                    source, fmt::join(found.searched, ", "));
+  if (!found.rejected.empty()) message += fmt::format("; not used: {}", fmt::join(found.rejected, "; "));
+  diagnostics.note(std::move(message));
+}
+
 // Resolves every image's addresses on `threads` threads, one image after the other. Each
 // image's map is opened (its sections inflated on all threads), resolves its addresses
 // (each compile unit on one thread), and gives back its index (the files, their inflated
@@ -92,6 +112,7 @@ Resolution resolve_all(std::vector<Image>& images, unsigned threads, const Optio
                                options.index_only_what_is_needed ? &images[round].addresses : nullptr);
     if (!map) continue;  // images hold found binaries only
     report_missing_symbols((*map)->index(), images[round].found, options.debuginfod, diagnostics);
+    if (options.explain_sources) explain_sources((*map)->index(), images[round].found, diagnostics);
     (*map)->resolve(images[round].addresses, threads);
     (*map)->release_index();
     kept[round] = std::move(*map);

@@ -43,6 +43,8 @@ struct Options {
   // call-frame ranges, whose problems then go unsaid (the daemon's pushes: a few new
   // addresses an image, each interval).
   bool index_only_what_is_needed = false;
+  // true (-v): a note per image says where its symbols came from, and every path searched.
+  bool explain_sources = false;
 };
 
 // Resolves every location whose mapping does not already have functions and whose lines

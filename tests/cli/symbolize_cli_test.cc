@@ -45,5 +45,21 @@ TEST(CliSymbolize, AMissingBinaryIsNamedOnceWithThePathsSearched) {
   EXPECT_NE(r.out.find("[split+0x"), std::string::npos) << r.out;
 }
 
+// -v on a report: one "tally: symbolize:" line per binary, naming where its symbols came
+// from (the fixture binaries carry their DWARF); without it, none.
+TEST(CliSymbolize, VerboseSaysWhereEachBinarysSymbolsCameFrom) {
+  const std::string bin = shared("fixtures/bin");
+  RunResult r = run_tally({"top", "-v", "--binary-path", bin, shared("fixtures/gperf/split.prof")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("tally: symbolize: " + bin + "/split (build id "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("): symbols and DWARF from the binary itself; searched " + bin + "/split"),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("func_a"), std::string::npos) << r.out;
+  RunResult quiet = run_tally({"top", "--binary-path", bin, shared("fixtures/gperf/split.prof")});
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err.find("tally: symbolize:"), std::string::npos) << quiet.err;
+  EXPECT_EQ(quiet.out, r.out);
+}
+
 }  // namespace
 }  // namespace tally::test

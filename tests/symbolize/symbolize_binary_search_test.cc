@@ -156,6 +156,60 @@ TEST(SymbolizeBinarySearch, SeparateDebugFileByDebuglink) {
   }
 }
 
+// -v: one note per image says where its symbols came from, what was searched, and a debug
+// file of another build that was passed over (here found first, by .gnu_debuglink beside
+// the binary; the right one is in .debug/). Without -v there are no notes.
+TEST(SymbolizeExplainSources, NamesTheDebugFileUsedAndTheOneOfAnotherBuild) {
+  std::string objcopy = find_program("objcopy");
+  TALLY_REQUIRE_PEER(objcopy, "objcopy (binutils)");
+  TempDir dir;
+  std::filesystem::create_directory(dir.file(".debug"));
+  const std::string split = shared("fixtures/bin/split");
+  const std::string library = shared("fixtures/bin/libtallywork.so");
+  ASSERT_EQ(run({objcopy, "--only-keep-debug", split, dir.file(".debug/split.debug")}).exit_code, 0);
+  ASSERT_EQ(run({objcopy, "--only-keep-debug", library, dir.file("split.debug")}).exit_code, 0);
+  ASSERT_EQ(run({objcopy, "--strip-debug", "--add-gnu-debuglink=" + dir.file(".debug/split.debug"),
+                 split, dir.file("split")}).exit_code, 0);
+  ASSERT_EQ(run({objcopy, "--strip-all", library, dir.file("libtallywork.so")}).exit_code, 0);
+
+  for (bool explain : {true, false}) {
+    core::Profile profile = profile_mapping(dir.file("split"), kLoadBase, {function_address(split, "func_a") + 1});
+    core::Diagnostics diagnostics;
+    symbolize::Options options;
+    options.explain_sources = explain;
+    ASSERT_TRUE(symbolize::symbolize(profile, options, diagnostics).has_value());
+    EXPECT_EQ(function_name(profile, 1), "func_a");
+    EXPECT_TRUE(profile.mappings[0].has_line_numbers);
+    if (!explain) {
+      EXPECT_TRUE(diagnostics.notes().empty());
+      continue;
+    }
+    ASSERT_EQ(diagnostics.notes().size(), 1u);
+    const std::string& note = diagnostics.notes()[0];
+    EXPECT_TRUE(note.starts_with("symbolize: " + dir.file("split") + " (build id " + kSplitBuildId +
+                                 "): symbols and DWARF from " + dir.file(".debug/split.debug") +
+                                 "; searched " + dir.file("split") + ", "))
+        << note;
+    EXPECT_NE(note.find("/usr/lib/debug/.build-id/85/115c0d985f0b0603c2adb7d1a83899a0b46b11.debug"),
+              std::string::npos) << note;
+    EXPECT_NE(note.find("; not used: " + dir.file("split.debug") +
+                        " has build id 7024fa6178fb58b4f71dd4a99f6434e80fa99082"),
+              std::string::npos) << note;
+  }
+
+  core::Profile profile = profile_mapping(dir.file("libtallywork.so"), kLoadBase,
+                                          {function_address(library, "lib_hot") + 2});
+  core::Diagnostics diagnostics;
+  symbolize::Options options;
+  options.explain_sources = true;
+  ASSERT_TRUE(symbolize::symbolize(profile, options, diagnostics).has_value());
+  ASSERT_EQ(diagnostics.notes().size(), 1u);
+  EXPECT_NE(diagnostics.notes()[0].find(dir.file("libtallywork.so") +
+                                        " (build id 7024fa6178fb58b4f71dd4a99f6434e80fa99082): "
+                                        "symbols from .dynsym only, no DWARF; searched "),
+            std::string::npos) << diagnostics.notes()[0];
+}
+
 // Without DWARF, the dynamic symbol table still names exported functions.
 TEST(SymbolizeBinarySearch, DynamicSymbolsOfAFullyStrippedLibrary) {
   std::string objcopy = find_program("objcopy");
