@@ -79,6 +79,12 @@ core::Profile with_stand_in_sources(const core::Profile& p) {
   return copy;
 }
 
+// As the server sends it: names from the file may be invalid UTF-8, replaced (web/api.cc).
+void dump(const nlohmann::json& j) {
+  FUZZ_CHECK(!j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).empty(),
+             "JSON is written");
+}
+
 bool json_has_negative_total(const nlohmann::json& j) {
   return j.contains("total") && j["total"].is_number_integer() && j["total"].get<int64_t>() < 0;
 }
@@ -105,7 +111,7 @@ void check_top(const core::Profile& p, const analyze::TopOptions& options, size_
   FUZZ_CHECK(!text.empty(), "top prints something");
   const nlohmann::json j = web::top_json(*top);
   FUZZ_CHECK(!json_has_negative_total(j), "top's JSON total is not negative");
-  j.dump();
+  dump(j);
 }
 
 void check_tree_reports(const core::Profile& p, const analyze::NodeOptions& nodes,
@@ -130,7 +136,7 @@ void check_tree_reports(const core::Profile& p, const analyze::NodeOptions& node
         for (const auto* links : {&e.callers, &e.callees})
           for (const analyze::TreeLink& l : *links) FUZZ_CHECK(l.weight >= 0, "peek links are not negative");
     analyze::format_tree(*peek);
-    web::peek_json(*peek).dump();
+    dump(web::peek_json(*peek));
   }
   analyze::TracesOptions traces_options;
   traces_options.nodes = nodes;
@@ -158,6 +164,7 @@ void check_flame(const core::Profile& p, const analyze::NodeOptions& nodes, size
   const nlohmann::json j = web::flame_json(*tree);
   for (const auto& self : j["nodes"]["self"])
     FUZZ_CHECK(self.get<int64_t>() >= 0, "a flame frame's self width is not negative");
+  dump(j);
   analyze::render_flame_svg(*tree, svg);
 }
 
@@ -176,7 +183,7 @@ void check_list(const core::Profile& p, bool non_negative) {
         FUZZ_CHECK(l.flat >= 0 && l.cum >= 0, "list lines are not negative");
     }
   analyze::format_list(*list);
-  web::source_json(*list).dump();
+  dump(web::source_json(*list));
 }
 
 void check_diff(const core::Profile& p, const analyze::NodeOptions& nodes) {
@@ -192,7 +199,7 @@ void check_diff(const core::Profile& p, const analyze::NodeOptions& nodes) {
     FUZZ_CHECK(!row.significant, "a profile against itself: no row significant");
   }
   analyze::format_diff(*diff);
-  web::diff_json(*diff).dump();
+  dump(web::diff_json(*diff));
 }
 
 void check_others(const core::Profile& p, bool all_non_negative, bool non_negative) {
@@ -222,7 +229,7 @@ void check_others(const core::Profile& p, bool all_non_negative, bool non_negati
       if (all_non_negative) FUZZ_CHECK(t.on_cpu >= 0 && t.off_cpu >= 0, "thread times are not negative");
       for (const analyze::TimelineSpan& span : t.spans) FUZZ_CHECK(span.begin <= span.end, "spans end after they begin");
     }
-    web::timeline_json(*timeline).dump();
+    dump(web::timeline_json(*timeline));
   }
 }
 
