@@ -17,6 +17,8 @@
 #   OUTDIR/fuzz_perf_records  a perf ring of every record type tally record reads
 #   OUTDIR/fuzz_image_index  a profile database index (DIR/index.tsv) of two images
 #   OUTDIR/fuzz_inflated_elf  small objects with zlib-compressed DWARF (cc -g -gz=zlib)
+#   OUTDIR/fuzz_reports  some seeds of every reader above, values at the int64 limits (folded
+#                       and a hand-encoded pprof), profiles with timestamps when built
 # The tally binary is $TALLY, else `tally` on PATH, else the first one built under build/.
 # The fixtures are in $TALLY_SHARED_DIR, else ../shared beside the repository.
 set -euo pipefail
@@ -202,7 +204,56 @@ printf '\003f=%%5Efunc_%%28a%%7Cb%%29%%24&ignore=func_d' > "$out/fuzz_serve_quer
 printf '\004f=../../etc/passwd' > "$out/fuzz_serve_query/source"
 printf '\001si=a&si=a&=x&&focus=(' > "$out/fuzz_serve_query/bad"
 
+# The reports on every format: the readers' seeds (a few of each), folded stacks at the
+# int64 limits, a pprof message with INT64_MIN and INT64_MAX values (written here byte by
+# byte: folded text cannot hold a negative count), and, when a release build made
+# tests/web/make_timeline_profile, profiles with timestamps, threads and off-CPU reasons.
+mkdir -p "$out/fuzz_reports"
+cp "$out"/fuzz_detect/* "$out"/fuzz_folded/* "$out/fuzz_reports/"
+for seed in $(ls "$out"/fuzz_pprof/* | head -4) $(ls "$out"/fuzz_callgrind/* | head -2) \
+            $(ls "$out"/fuzz_perfscript/* | head -2); do
+  cp "$seed" "$out/fuzz_reports/"
+done
+printf 'main;a 9223372036854775807\nmain;b 9223372036854775807\nmain;c 5\n' > "$out/fuzz_reports/limits.folded"
+printf 'main;a 9223372036854775807 1\nmain;a;b 9223372036854775807 9223372036854775807\n' \
+  > "$out/fuzz_reports/limits-differential.folded"
+python3 - "$out/fuzz_reports/limits.pb" <<'PYTHON'
+import sys
+def varint(v):
+    v &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b, v = v & 0x7f, v >> 7
+        out.append(b | 0x80 if v else b)
+        if not v:
+            return bytes(out)
+def field(number, wire, payload):  # wire 0: varint payload; 2: length-delimited
+    return varint(number << 3 | wire) + (payload if wire == 0 else varint(len(payload)) + payload)
+message = field(1, 2, field(1, 0, varint(1)) + field(2, 0, varint(2)))  # samples/count
+for stack, value in (([2, 1], -2**63), ([3, 1], -2**63), ([4, 1], 2**63 - 1), ([4, 1], 5)):
+    locations = b"".join(varint(l) for l in stack)
+    message += field(2, 2, field(1, 2, locations) + field(2, 2, varint(value)))
+for id in (1, 2, 3, 4):  # location i has one line, of function i, named by string i + 2
+    message += field(4, 2, field(1, 0, varint(id)) + field(4, 2, field(1, 0, varint(id))))
+    message += field(5, 2, field(1, 0, varint(id)) + field(2, 0, varint(id + 2)))
+for s in ("", "samples", "count", "main", "a", "b", "c"):
+    message += field(6, 2, s.encode())
+open(sys.argv[1], "wb").write(message)
+PYTHON
+for maker in "$repo"/build/*/tests/web/make_timeline_profile; do
+  if [ -x "$maker" ]; then
+    # (Not --busy: its 430 kB are beyond run_all.sh's -max_len.)
+    for kind in "" --long-wait; do
+      made=$out/fuzz_reports/timeline${kind#-}.pb
+      "$maker" $kind "$made.gz" >/dev/null 2>&1 && gzip -dc "$made.gz" > "$made"
+      rm -f "$made.gz"
+    done
+    break
+  fi
+done
+
 echo "make_corpus.sh: $(ls "$out/fuzz_gperf" | wc -l) gperf, $(ls "$out/fuzz_dcpi" | wc -l) dcpi," \
      "$(ls "$out/fuzz_detect" | wc -l) detect, $(ls "$out/fuzz_folded" | wc -l) folded," \
      "$(ls "$out/fuzz_pprof" | wc -l) pprof, $(ls "$out/fuzz_callgrind" | wc -l) callgrind," \
-     "$(ls "$out/fuzz_perf_records" | wc -l) perf records seeds in $out"
+     "$(ls "$out/fuzz_perf_records" | wc -l) perf records, $(ls "$out/fuzz_reports" | wc -l) reports" \
+     "seeds in $out"

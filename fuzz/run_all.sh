@@ -14,7 +14,7 @@ seconds=${2:-30}
 here=$(cd "$(dirname "$0")" && pwd)
 targets=(fuzz_gperf fuzz_dcpi fuzz_detect fuzz_folded fuzz_perfscript fuzz_pprof fuzz_callgrind
          fuzz_dwarf_unwind fuzz_dwarf_readers fuzz_perf_records fuzz_image_index
-         fuzz_inflated_elf fuzz_call_frames fuzz_serve_query fuzz_runtime_cfi)
+         fuzz_inflated_elf fuzz_call_frames fuzz_serve_query fuzz_runtime_cfi fuzz_reports)
 
 seeds=$(mktemp -d)
 status_dir=$(mktemp -d)

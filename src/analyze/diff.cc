@@ -8,10 +8,13 @@
 #include <map>
 
 #include "analyze/units.h"
+#include "core/checked_math.h"
 
 namespace tally::analyze {
 
 namespace {
+
+using core::accumulate_saturating;
 
 double share(int64_t part, int64_t total) {
   return total > 0 ? static_cast<double>(part) / static_cast<double>(total) : 0.0;
@@ -22,7 +25,9 @@ double share(int64_t part, int64_t total) {
 ZTest two_proportion_z_test(int64_t k1, int64_t n1, int64_t k2, int64_t n2) {
   if (n1 <= 0 || n2 <= 0) return {};
   const double p1 = share(k1, n1), p2 = share(k2, n2);
-  const double pooled = static_cast<double>(k1 + k2) / static_cast<double>(n1 + n2);
+  // In doubles: two counts near the int64 limit have a sum beyond it.
+  const double pooled = (static_cast<double>(k1) + static_cast<double>(k2)) /
+                        (static_cast<double>(n1) + static_cast<double>(n2));
   const double se = std::sqrt(pooled * (1 - pooled) *
                               (1.0 / static_cast<double>(n1) + 1.0 / static_cast<double>(n2)));
   if (!(se > 0)) return {};
@@ -60,15 +65,15 @@ core::Expected<DiffReport> compute_diff(const core::Profile& base, const core::P
   std::map<std::string, DiffRow> by_name;  // ordered: ties sort by name
   for (const TopRow& r : a->rows) {
     DiffRow& d = by_name[r.name];
-    d.base_flat += r.flat;
-    d.base_cum += r.cum;
-    d.base_flat_samples += r.flat_samples;
+    accumulate_saturating(d.base_flat, r.flat);
+    accumulate_saturating(d.base_cum, r.cum);
+    accumulate_saturating(d.base_flat_samples, r.flat_samples);
   }
   for (const TopRow& r : b->rows) {
     DiffRow& d = by_name[r.name];
-    d.new_flat += r.flat;
-    d.new_cum += r.cum;
-    d.new_flat_samples += r.flat_samples;
+    accumulate_saturating(d.new_flat, r.flat);
+    accumulate_saturating(d.new_cum, r.cum);
+    accumulate_saturating(d.new_flat_samples, r.flat_samples);
   }
   for (auto& [name, d] : by_name) {
     d.name = name;

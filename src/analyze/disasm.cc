@@ -10,6 +10,7 @@
 
 #include "analyze/nodes.h"
 #include "analyze/listing.h"
+#include "core/checked_math.h"
 #include "core/demangle.h"
 #include "core/path_name.h"
 #include "symbolize/symbol_map.h"
@@ -149,8 +150,8 @@ core::Status annotate(DisasmRoutine& routine, const symbolize::FunctionRanges& r
     const uint64_t next = i + 1 < instructions->size() ? (*instructions)[i + 1].address : UINT64_MAX;
     for (; next_node < in_range.size() && in_range[next_node].address < next; ++next_node) {
       const NodeId n = in_range[next_node].node;
-      out.flat += sums.flat[n];
-      out.cum += sums.cum[n];
+      core::accumulate_saturating(out.flat, sums.flat[n]);
+      core::accumulate_saturating(out.cum, sums.cum[n]);
       const NodeKey& k = nodes.key(n);
       if (out.file.empty() && !nodes.file(n).empty()) out.file = std::string(core::base_name(nodes.file(n)));
       if (out.line == 0) out.line = k.line;
@@ -230,8 +231,8 @@ void object_routines(const DisasmInput& in, const core::Mapping& m,
       continue;
     }
     for (auto it = first; it != last; ++it) {
-      routine.flat += in.sums.flat[it->node];
-      routine.cum += in.sums.cum[it->node];
+      core::accumulate_saturating(routine.flat, in.sums.flat[it->node]);
+      core::accumulate_saturating(routine.cum, in.sums.cum[it->node]);
     }
     routine.binary = ranges.path();
     routine.start = symbol.start;

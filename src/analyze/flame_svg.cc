@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "analyze/units.h"
+#include "core/checked_math.h"
 
 namespace tally::analyze {
 
@@ -180,7 +181,8 @@ double min_frame_fraction(const FlameSvgOptions& options) {
 
 // The same rounding as build_flame_tree's, so pruning again removes nothing more.
 int64_t min_frame_value(int64_t total, const FlameSvgOptions& options) {
-  return static_cast<int64_t>(std::ceil(static_cast<double>(total) * min_frame_fraction(options)));
+  return core::to_int64_saturating(
+      std::ceil(static_cast<double>(total) * min_frame_fraction(options)));
 }
 
 std::string flame_colour(std::string_view name) {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "analyze/top.h"
+#include "core/checked_math.h"
 #include "core/hash.h"
 
 namespace tally::analyze {
@@ -32,8 +33,8 @@ class StackMerger {
       if (parent_[f] == parent && node_[f] == node) return f;
     }
   }
-  void add(uint32_t frame, int64_t w) { value_[frame] += w; }
-  void add_off_cpu(uint32_t frame, int64_t w) { off_cpu_[frame] += w; }
+  void add(uint32_t frame, int64_t w) { core::accumulate_saturating(value_[frame], w); }
+  void add_off_cpu(uint32_t frame, int64_t w) { core::accumulate_saturating(off_cpu_[frame], w); }
   int64_t off_cpu(uint32_t f) const { return off_cpu_[f]; }
 
   uint32_t size() const { return static_cast<uint32_t>(node_.size()); }
@@ -96,13 +97,16 @@ void renumber_preorder(FlameTree& tree) {
     f.children.clear();
     tree.frames.push_back(std::move(f));
     // Pushed last-first so the first child is numbered next; each child adds itself to
-    // its parent's list when numbered, so the lists come out in order.
-    int64_t end = p.start;
-    for (uint32_t c : children) end += old[c].value;
-    for (size_t i = children.size(); i-- > 0;) {
-      end -= old[children[i]].value;
-      stack.push_back({children[i], id, end});
+    // its parent's list when numbered, so the lists come out in order. The starts are
+    // summed first to last: at the int64 limit they saturate (frames then overlap at the
+    // right edge) instead of overflowing.
+    const size_t first_pending = stack.size();
+    int64_t start = p.start;
+    for (uint32_t c : children) {
+      stack.push_back({c, id, start});
+      start = core::add_saturating(start, old[c].value);
     }
+    std::reverse(stack.begin() + static_cast<std::ptrdiff_t>(first_pending), stack.end());
     if (id != 0) tree.frames[tree.frames[id].parent].children.push_back(id);
   }
 }
@@ -167,8 +171,8 @@ core::Expected<FlameTree> build_flame_tree(const core::Profile& p,
   for (uint32_t f = n; f-- > 1;) subtree[merged.parent(f)] += subtree[f];
   const int64_t min_value =
       options.min_fraction > 0
-          ? static_cast<int64_t>(std::ceil(static_cast<double>(merged.value(0)) *
-                                           options.min_fraction))
+          ? core::to_int64_saturating(
+                std::ceil(static_cast<double>(merged.value(0)) * options.min_fraction))
           : 0;
 
   // Copy out the kept frames, children by name, then number them in preorder.

@@ -46,13 +46,14 @@ core::Expected<ImageReport> compute_images(const core::Profile& p, const std::st
 std::string format_images(const ImageReport& r) {
   int64_t min_value = 0;
   for (const ImageRow& row : r.rows)
-    if (row.value != 0 && (min_value == 0 || std::abs(row.value) < min_value)) min_value = std::abs(row.value);
+    if (row.value != 0 && (min_value == 0 || core::abs_saturating(row.value) < min_value))
+      min_value = core::abs_saturating(row.value);
   const std::string unit = select_output_unit(min_value, r.total, r.value_unit);
   std::string out = fmt::format("{:>10} {:>7} {:>7} {:>10}  image\n", "samples", "%", "cum%",
                                 r.value_type);
   int64_t cum = 0;
   for (const ImageRow& row : r.rows) {
-    cum += row.value;
+    cum = core::add_saturating(cum, row.value);
     out += fmt::format("{:>10} {:>7} {:>7} {:>10}  {}\n", row.samples, percentage(row.value, r.total),
                        percentage(cum, r.total), scaled_label(row.value, r.value_unit, unit), row.name);
   }

@@ -4,6 +4,7 @@
 
 #include "analyze/top.h"
 #include "analyze/units.h"
+#include "core/checked_math.h"
 
 namespace tally::analyze {
 
@@ -26,10 +27,8 @@ core::Expected<ListingBasis> listing_basis(const core::Profile& p, const std::st
                      .total = 0,
                      .filter = std::move(*filter),
                      .warnings = {}};
-  for (size_t s = 0; s < p.sample_count(); ++s) {
-    const int64_t v = p.values(s)[*value];
-    basis.total += v < 0 ? -v : v;
-  }
+  for (size_t s = 0; s < p.sample_count(); ++s)
+    core::accumulate_saturating(basis.total, core::abs_saturating(p.values(s)[*value]));
   for (const std::string& f : basis.filter.unmatched())
     basis.warnings.push_back("no frame matches the --" + f + " regex");
   for (std::string& w : basis.filter.label_warnings()) basis.warnings.push_back(std::move(w));
@@ -56,7 +55,7 @@ NodeSums sum_positions(const core::Profile& p, const NodeIndex& nodes, const Loc
   for (const core::CallEdge& e : p.call_graph.calls) {
     if (value >= e.inclusive.size()) continue;
     const auto ns = nodes.nodes(e.caller);
-    if (!ns.empty()) sums.cum[ns.front()] += e.inclusive[value];
+    if (!ns.empty()) core::accumulate_saturating(sums.cum[ns.front()], e.inclusive[value]);
   }
   return sums;
 }

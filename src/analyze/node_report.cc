@@ -5,13 +5,15 @@
 #include <tuple>
 
 #include "analyze/units.h"
+#include "core/checked_math.h"
 #include "core/path_name.h"
 
 namespace tally::analyze {
 
 namespace {
 
-int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
+using core::abs_saturating;
+using core::accumulate_saturating;
 
 // The profiled command of a call-graph profile (callgrind's "cmd:"), else "".
 std::string_view call_graph_command(const core::Profile& p) {
@@ -45,8 +47,8 @@ TopReport report_header(const core::Profile& p, size_t value, size_t count,
   // events, a sample of another event (0 here) is no trial of this one.
   for (size_t s = 0; s < p.sample_count(); ++s) {
     const int64_t v = p.values(s)[value];
-    report.total += abs64(v);
-    if (v != 0) report.total_samples += abs64(p.values(s)[count]);
+    accumulate_saturating(report.total, abs_saturating(v));
+    if (v != 0) accumulate_saturating(report.total_samples, abs_saturating(p.values(s)[count]));
   }
   return report;
 }
@@ -80,6 +82,10 @@ core::Expected<NodeReportBasis> node_report_basis(const core::Profile& p,
                          .nodes = std::move(nodes)};
 }
 
+int64_t fraction_cutoff(int64_t total, double fraction) {
+  return abs_saturating(core::to_int64_saturating(static_cast<double>(total) * fraction));
+}
+
 TrimmedNodes trim_nodes(const NodeIndex& index, std::span<const int64_t> flat,
                         std::span<const int64_t> cum, const TrimOptions& options) {
   std::vector<NodeId> present;
@@ -87,13 +93,12 @@ TrimmedNodes trim_nodes(const NodeIndex& index, std::span<const int64_t> flat,
   for (NodeId n = 0; n < index.size(); ++n) {
     if (flat[n] == 0 && cum[n] == 0) continue;
     present.push_back(n);
-    graph_total += flat[n];
+    accumulate_saturating(graph_total, flat[n]);
   }
-  const int64_t cutoff =
-      abs64(static_cast<int64_t>(static_cast<double>(graph_total) * options.node_fraction));
+  const int64_t cutoff = fraction_cutoff(graph_total, options.node_fraction);
   std::vector<NodeId> kept;
   for (NodeId n : present)
-    if (abs64(cum[n]) >= cutoff) kept.push_back(n);
+    if (abs_saturating(cum[n]) >= cutoff) kept.push_back(n);
 
   TrimmedNodes trimmed;
   trimmed.dropped = present.size() - kept.size();
@@ -108,9 +113,11 @@ TrimmedNodes trim_nodes(const NodeIndex& index, std::span<const int64_t> flat,
   std::iota(order.begin(), order.end(), size_t{0});
   std::sort(order.begin(), order.end(), [&](size_t i, size_t j) {
     const NodeId a = kept[i], b = kept[j];
-    if (abs64(first[a]) != abs64(first[b])) return abs64(first[a]) > abs64(first[b]);
+    const int64_t first_a = abs_saturating(first[a]), first_b = abs_saturating(first[b]);
+    if (first_a != first_b) return first_a > first_b;
     if (names[i] != names[j]) return names[i] < names[j];
-    if (abs64(second[a]) != abs64(second[b])) return abs64(second[a]) > abs64(second[b]);
+    const int64_t second_a = abs_saturating(second[a]), second_b = abs_saturating(second[b]);
+    if (second_a != second_b) return second_a > second_b;
     const NodeKey &x = index.key(a), &y = index.key(b);
     return std::tie(x.address, x.line, x.start_line, x.file, x.objfile) <
            std::tie(y.address, y.line, y.start_line, y.file, y.objfile);
@@ -130,8 +137,7 @@ void set_shown_nodes(TopReport& report, const TrimmedNodes& trimmed, std::span<c
                      std::span<const int64_t> cum, std::span<const int64_t> flat_samples,
                      double node_fraction) {
   report.dropped_nodes = trimmed.dropped;
-  report.drop_cutoff =
-      abs64(static_cast<int64_t>(static_cast<double>(report.total) * node_fraction));
+  report.drop_cutoff = fraction_cutoff(report.total, node_fraction);
   report.nodes_before_count = trimmed.before_count;
   int64_t min_value = 0;
   for (size_t i = 0; i < trimmed.nodes.size(); ++i) {
@@ -141,9 +147,9 @@ void set_shown_nodes(TopReport& report, const TrimmedNodes& trimmed, std::span<c
                            .flat = flat[n],
                            .cum = cum[n],
                            .flat_samples = flat_samples.empty() ? 0 : flat_samples[n]});
-    report.shown_flat += flat[n];
-    int64_t node_min = abs64(flat[n]);
-    if (node_min == 0) node_min = abs64(cum[n]);
+    accumulate_saturating(report.shown_flat, flat[n]);
+    int64_t node_min = abs_saturating(flat[n]);
+    if (node_min == 0) node_min = abs_saturating(cum[n]);
     if (node_min > 0 && (min_value == 0 || node_min < min_value)) min_value = node_min;
   }
   report.output_unit = report.rows.empty()

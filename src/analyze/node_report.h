@@ -32,6 +32,9 @@ core::Expected<NodeReportBasis> node_report_basis(const core::Profile& profile,
                                                   const NameFilters& filters,
                                                   const std::string& sample_index);
 
+// The cut-off of a node or edge fraction of a total, |total x fraction|, saturating.
+int64_t fraction_cutoff(int64_t total, double fraction);
+
 struct TrimOptions {
   double node_fraction = 0;  // drop nodes whose |cum| is under this share of the flat sum
   size_t node_count = 0;     // then keep the first N; 0: all

@@ -6,16 +6,17 @@
 #include <utility>
 
 #include "analyze/node_report.h"
+#include "core/checked_math.h"
 
 namespace tally::analyze {
 
 namespace {
 
-int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
+using core::abs_saturating;
 
 void sort_links(std::vector<TreeLink>& links) {
   std::stable_sort(links.begin(), links.end(), [](const TreeLink& a, const TreeLink& b) {
-    if (a.weight != b.weight) return abs64(a.weight) > abs64(b.weight);
+    if (a.weight != b.weight) return abs_saturating(a.weight) > abs_saturating(b.weight);
     return a.name < b.name;
   });
 }
@@ -38,7 +39,8 @@ core::Expected<TreeReport> call_graph_tree(const core::Profile& p, const PeekOpt
     if (from.empty() || to.empty()) continue;
     std::string caller = nodes.name(from.front()), callee = nodes.name(to.front());
     if (caller == callee) continue;
-    calls[{std::move(caller), std::move(callee)}] += e.inclusive[value];
+    int64_t& cost = calls[{std::move(caller), std::move(callee)}];
+    cost = core::add_saturating(cost, e.inclusive[value]);
   }
   TreeReport report;
   std::map<std::string, size_t> entry_of;

@@ -3,7 +3,11 @@
 #include <cstdint>
 #include <unordered_map>
 
+#include "core/checked_math.h"
+
 namespace tally::analyze {
+
+using core::accumulate_saturating;
 
 NodeSums sum_nodes(const core::Profile& p, const NodeIndex& nodes, const LocationFilter& filter,
                    size_t value, size_t count) {
@@ -34,7 +38,7 @@ NodeSums sum_nodes(const core::Profile& p, const NodeIndex& nodes, const Locatio
       }
       if (stamp[n] == s + 1) return;
       stamp[n] = s + 1;
-      sums.cum[n] += w;
+      accumulate_saturating(sums.cum[n], w);
     };
     for (core::LocationId loc : stack) {
       const NodeId n = node_of[loc];
@@ -43,8 +47,8 @@ NodeSums sum_nodes(const core::Profile& p, const NodeIndex& nodes, const Locatio
         for (NodeId inlined : nodes.nodes(loc)) count_node(inlined);
     }
     if (have_leaf) {
-      sums.flat[leaf] += w;
-      sums.flat_samples[leaf] += filter.value(p, s, count);
+      accumulate_saturating(sums.flat[leaf], w);
+      accumulate_saturating(sums.flat_samples[leaf], filter.value(p, s, count));
     }
   }
   return sums;
@@ -77,7 +81,7 @@ ReportGraph build_report_graph(const core::Profile& p, const NodeIndex& nodes,
         }
         if (node_stamp[n] != s + 1) {
           node_stamp[n] = s + 1;
-          g.cum[n] += w;
+          accumulate_saturating(g.cum[n], w);
         }
         if (have_parent && n != parent) {
           const bool is_inline = k + 1 != ns.size();
@@ -91,7 +95,7 @@ ReportGraph build_report_graph(const core::Profile& p, const NodeIndex& nodes,
           if (edge_stamp[it->second] != s + 1) {
             edge_stamp[it->second] = s + 1;
             GraphEdge& e = g.edges[it->second];
-            e.weight += w;
+            accumulate_saturating(e.weight, w);
             if (residual) e.residual = true;
             if (!is_inline) e.inline_call = false;
           }
@@ -101,7 +105,7 @@ ReportGraph build_report_graph(const core::Profile& p, const NodeIndex& nodes,
         residual = false;
       }
     }
-    if (have_parent && !residual) g.flat[parent] += w;
+    if (have_parent && !residual) accumulate_saturating(g.flat[parent], w);
   }
   return g;
 }

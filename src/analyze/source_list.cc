@@ -8,10 +8,13 @@
 #include "analyze/nodes.h"
 #include "analyze/listing.h"
 #include "analyze/units.h"
+#include "core/checked_math.h"
 
 namespace tally::analyze {
 
 namespace {
+
+using core::accumulate_saturating;
 
 constexpr int64_t kMargin = 5;  // pprof's lines shown around the sampled ones
 
@@ -30,14 +33,16 @@ ListRoutine make_routine(const std::string& name, const std::string& file, const
   int64_t start = INT64_MAX, end = INT64_MIN;
   for (NodeId n : group.nodes) {
     const NodeKey& k = nodes.key(n);
-    r.flat += sums.flat[n];
-    r.cum += sums.cum[n];
+    accumulate_saturating(r.flat, sums.flat[n]);
+    accumulate_saturating(r.cum, sums.cum[n]);
     auto& [flat, cum] = per_line[k.line];
-    flat += sums.flat[n];
-    cum += sums.cum[n];
-    // A known start line opens the listing; else 5 lines before the sampled line.
-    start = std::min(start, k.start_line != 0 ? k.start_line : k.line - kMargin);
-    end = std::max(end, k.line + kMargin);
+    accumulate_saturating(flat, sums.flat[n]);
+    accumulate_saturating(cum, sums.cum[n]);
+    // A known start line opens the listing; else 5 lines before the sampled line. Line
+    // numbers come from the file too.
+    start = std::min(start,
+                     k.start_line != 0 ? k.start_line : core::sub_saturating(k.line, kMargin));
+    end = std::max(end, core::add_saturating(k.line, kMargin));
   }
   start = std::max<int64_t>(start, 1);
   const std::vector<std::string>* text = sources.lines(file);

@@ -82,7 +82,8 @@ std::vector<TimelineSpan> coarsen(const std::vector<TimelineSpan>& spans, int64_
       const int64_t slot_begin = from + slot * slot_width;
       const int64_t overlap = std::min(span.end, slot_begin + slot_width) - std::max(span.begin, slot_begin);
       // A point (no length) still marks its slot.
-      cover[static_cast<size_t>(slot) * states + span.state] += std::max<int64_t>(1, overlap);
+      int64_t& covered = cover[static_cast<size_t>(slot) * states + span.state];
+      covered = core::add_saturating(covered, std::max<int64_t>(1, overlap));
     }
   }
   std::vector<TimelineSpan> out;

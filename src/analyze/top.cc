@@ -6,11 +6,14 @@
 
 #include "analyze/node_report.h"
 #include "analyze/report_graph.h"
+#include "core/checked_math.h"
 #include "core/sample_counts.h"
 
 namespace tally::analyze {
 
 namespace {
+
+using core::accumulate_saturating;
 
 // Call-graph profiles: self costs are one-frame samples. callgrind_annotate's inclusive
 // cost of a function (one per source file: its file:function) is the sum of the calls
@@ -48,20 +51,22 @@ void sum_call_graph(const core::Profile& p, const NodeIndex& nodes, Granularity 
     if (stack.empty()) continue;
     const size_t u = use(stack[0]);
     if (u == SIZE_MAX) continue;
-    self[u] += values[value];
-    sums.flat[node_of_unit[u]] += values[value];
-    sums.flat_samples[node_of_unit[u]] += values[count];
+    accumulate_saturating(self[u], values[value]);
+    accumulate_saturating(sums.flat[node_of_unit[u]], values[value]);
+    accumulate_saturating(sums.flat_samples[node_of_unit[u]], values[count]);
   }
   for (const core::CallEdge& e : p.call_graph.calls) {
     if (value >= e.inclusive.size()) continue;
     const size_t from = use(e.caller), to = use(e.callee);
     if (from == SIZE_MAX || to == SIZE_MAX) continue;
-    calls_out[from] += e.inclusive[value];
-    calls_in[to] += e.inclusive[value];
+    accumulate_saturating(calls_out[from], e.inclusive[value]);
+    accumulate_saturating(calls_in[to], e.inclusive[value]);
     called[to] = 1;
   }
   for (size_t u = 0; u < units; ++u)
-    if (unit_used[u]) sums.cum[node_of_unit[u]] += called[u] ? calls_in[u] : self[u] + calls_out[u];
+    if (unit_used[u])
+      accumulate_saturating(sums.cum[node_of_unit[u]],
+                            called[u] ? calls_in[u] : core::add_saturating(self[u], calls_out[u]));
 }
 
 // pprof's "(inline)" marks: an edge parent -> n is inline when n is never the outermost

@@ -6,6 +6,7 @@
 
 #include "analyze/confidence.h"
 #include "analyze/units.h"
+#include "core/checked_math.h"
 
 namespace tally::analyze {
 
@@ -56,7 +57,7 @@ std::vector<std::string> top_header(const TopReport& r) {
     std::string ratio;
     const Scaled total = scale(r.total, r.sample_unit, "nanoseconds");
     if (total.unit == "ns" && total.value != 0)
-      ratio = "(" + percentage(static_cast<int64_t>(total.value), r.duration_nanos) + ")";
+      ratio = "(" + percentage(core::to_int64_saturating(total.value), r.duration_nanos) + ")";
     lines.push_back(fmt::format("Duration: {}, Total samples = {} {}",
                                 scaled_label(r.duration_nanos, "nanoseconds", "auto"),
                                 format_value(r, r.total), ratio));
@@ -91,7 +92,7 @@ std::string format_top(const TopReport& r) {
                  "flat", "sum", "cum", "cum", pad_left("±", 7));
   int64_t flat_sum = 0;
   for (const TopRow& row : r.rows) {
-    flat_sum += row.flat;
+    core::accumulate_saturating(flat_sum, row.flat);
     // A call graph (callgrind) counts every event exactly: there is no sampling error.
     const std::string interval =
         r.call_graph ? std::string("-")

@@ -8,17 +8,18 @@
 #include "analyze/report_graph.h"
 #include "analyze/top_text.h"
 #include "analyze/units.h"
+#include "core/checked_math.h"
 
 namespace tally::analyze {
 
 namespace {
 
-int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
+using core::abs_saturating;
 
 // pprof's edge order: weight descending, then caller name, then callee name.
 void sort_links(std::vector<TreeLink>& links) {
   std::stable_sort(links.begin(), links.end(), [](const TreeLink& a, const TreeLink& b) {
-    if (a.weight != b.weight) return abs64(a.weight) > abs64(b.weight);
+    if (a.weight != b.weight) return abs_saturating(a.weight) > abs_saturating(b.weight);
     return a.name < b.name;
   });
 }
@@ -49,9 +50,8 @@ core::Expected<TreeReport> compute_tree(const core::Profile& p, const TreeOption
   set_shown_nodes(report.summary, trimmed, full.flat, full.cum, {}, options.node_fraction);
 
   int64_t graph_total = 0;
-  for (int64_t flat : full.flat) graph_total += flat;
-  const int64_t edge_cutoff =
-      abs64(static_cast<int64_t>(static_cast<double>(graph_total) * options.edge_fraction));
+  for (int64_t flat : full.flat) core::accumulate_saturating(graph_total, flat);
+  const int64_t edge_cutoff = fraction_cutoff(graph_total, options.edge_fraction);
 
   std::vector<uint8_t> kept(nodes.size(), 0);
   for (NodeId n : trimmed.nodes) kept[n] = 1;
@@ -68,7 +68,7 @@ core::Expected<TreeReport> compute_tree(const core::Profile& p, const TreeOption
                               .callees = {}});
   }
   for (const GraphEdge& e : g.edges) {
-    if (abs64(e.weight) < edge_cutoff) continue;
+    if (abs_saturating(e.weight) < edge_cutoff) continue;
     TreeEntry &caller = report.entries[entry_of[e.caller]],
               &callee = report.entries[entry_of[e.callee]];
     callee.callers.push_back({.name = caller.name, .weight = e.weight, .inline_call = e.inline_call});
@@ -102,7 +102,7 @@ std::string format_tree(const TreeReport& r) {
     out += kSeparator;
     out += '\n';
     for (const TreeLink& link : e.callers) link_line(link, e.cum);
-    flat_sum += e.flat;
+    core::accumulate_saturating(flat_sum, e.flat);
     fmt::format_to(std::back_inserter(out), "{:>10} {} {} {:>10} {}                | {}\n",
                    format_value(r.summary, e.flat), percentage(e.flat, total),
                    percentage(flat_sum, total), format_value(r.summary, e.cum),

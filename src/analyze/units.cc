@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <span>
 
+#include "core/checked_math.h"
+
 namespace tally::analyze {
 
 namespace {
@@ -78,8 +80,8 @@ bool convert(const UnitFamily& family, int64_t value, std::string_view from,
 }  // namespace
 
 Scaled scale(int64_t value, std::string_view from_unit, std::string_view to_unit) {
-  if (value < 0 && value != INT64_MIN) {
-    Scaled s = scale(-value, from_unit, to_unit);
+  if (value < 0) {
+    Scaled s = scale(core::negate_saturating(value), from_unit, to_unit);
     s.value = -s.value;
     return s;
   }
@@ -96,6 +98,10 @@ Scaled scale(int64_t value, std::string_view from_unit, std::string_view to_unit
 
 std::string scaled_label(int64_t value, std::string_view from_unit, std::string_view to_unit) {
   Scaled s = scale(value, from_unit, to_unit);
+  // Unscaled, the number is the value itself: printed from the integer, which beyond 2^53
+  // (a saturated total, 9223372036854775807) a double no longer holds exactly.
+  if (value != 0 && s.value == static_cast<double>(value))
+    return fmt::format("{}{}", value, s.unit);
   std::string number = fmt::format("{:.2f}", s.value);
   if (number.ends_with(".00")) number.resize(number.size() - 3);
   if (number == "0" || number == "-0") return "0";
@@ -121,7 +127,7 @@ std::string select_output_unit(int64_t min_value, int64_t total, std::string_vie
   // Units differ and the smallest value is under 1% of the total: use the larger unit
   // of 100x the smallest, so that it still shows as at least 0.01.
   if (unit != max_unit && static_cast<double>(min_value) * 100 < static_cast<double>(max_value))
-    unit = scale(100 * min_value, sample_unit, "minimum").unit;
+    unit = scale(core::mul_saturating(100, min_value), sample_unit, "minimum").unit;
   return unit.empty() ? std::string(sample_unit) : unit;
 }
 

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "core/checked_math.h"
+
 namespace tally::cli {
 
 namespace {
@@ -87,10 +89,10 @@ core::Expected<std::string> thread_totals_text(const core::Profile& p,
     if (row.values.empty()) row.values.assign(types.size(), 0);
     if (row.comm.empty()) row.comm = comm;
     for (size_t t = 0; t < types.size(); ++t)
-      row.values[t] += filter->value(p, i, static_cast<size_t>(types[t]));
+      core::accumulate_saturating(row.values[t], filter->value(p, i, static_cast<size_t>(types[t])));
     if (off_cpu_profile && p.values(i)[static_cast<size_t>(off)] != 0) {
       if (reason.empty()) reason = "unknown";
-      row.off_cpu[reason] += filter->value(p, i, static_cast<size_t>(off));
+      core::accumulate_saturating(row.off_cpu[reason], filter->value(p, i, static_cast<size_t>(off)));
       reasons.insert(reason);
     }
   }

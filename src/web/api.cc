@@ -6,6 +6,7 @@
 
 #include "analyze/images.h"
 #include "analyze/peek.h"
+#include "core/checked_math.h"
 #include "store/database.h"
 #include "store/epoch.h"
 #include "web/report_json.h"
@@ -291,8 +292,8 @@ core::Expected<nlohmann::json> Api::db_overview() {
         for (const analyze::ImageRow& row : images->rows) {
           auto& counts = per_epoch[row.name];
           counts.resize(epochs.size(), 0);
-          counts[e] += row.value;
-          image_totals[row.name] += row.value;
+          core::accumulate_saturating(counts[e], row.value);
+          core::accumulate_saturating(image_totals[row.name], row.value);
         }
       }
     }

@@ -1,5 +1,6 @@
 #include <unordered_map>
 
+#include "core/checked_math.h"
 #include "web/report_json.h"
 
 namespace tally::web {
@@ -25,11 +26,12 @@ nlohmann::json flame_json(const analyze::FlameTree& tree) {
         name = it->second;
       }
       int64_t children_total = 0;
-      for (uint32_t child : frame.children) children_total += tree.frames[child].value;
+      for (uint32_t child : frame.children)
+        core::accumulate_saturating(children_total, tree.frames[child].value);
       name_column.push_back(name);
       depth_column.push_back(frame.depth);
       total_column.push_back(frame.value);
-      self_column.push_back(frame.value - children_total);
+      self_column.push_back(core::sub_saturating(frame.value, children_total));
       if (tree.has_off_cpu) off_cpu_column.push_back(analyze::mostly_off_cpu(frame) ? 1 : 0);
       for (auto child = frame.children.rbegin(); child != frame.children.rend(); ++child)
         pending.push_back(*child);
