@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <vector>
 
@@ -12,6 +13,10 @@
 #include "symbolize/inflated_elf.h"
 
 namespace tally::symbolize {
+
+namespace {
+constexpr size_t kPiece = 4096;
+}  // namespace
 
 InflatedCopies::~InflatedCopies() {
   for (auto& [path, copy] : copies_)
@@ -42,10 +47,16 @@ std::string InflatedCopies::path_of(const std::string& debug_file, unsigned thre
   if (!image || bytes_ + image->size() > max_bytes_) return "";
   const int fd = ::open(dir_.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0) return "";
-  const std::string_view bytes(reinterpret_cast<const char*>(image->data()), image->size());
-  if (!io::write_all(fd, bytes)) {
-    ::close(fd);
-    return "";
+  // Written a page at a time: one big write puts the copy in the page cache as 2 MB folios
+  // (ext4, Linux 6.18), and a fault on a mapping of it maps the whole folio, so that libdw
+  // touching a few bytes here and there made all 8.7 MB of libc's copy resident in the
+  // daemon at each interval; page-sized folios map 64 KB around a fault.
+  std::string_view bytes(reinterpret_cast<const char*>(image->data()), image->size());
+  for (; !bytes.empty(); bytes.remove_prefix(std::min(bytes.size(), kPiece))) {
+    if (!io::write_all(fd, bytes.substr(0, kPiece))) {
+      ::close(fd);
+      return "";
+    }
   }
   copy.fd = fd;
   copy.path = "/proc/self/fd/" + std::to_string(fd);
