@@ -58,7 +58,7 @@ ElfIndex::ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_
   if (!found.debug.empty()) {
     debug_ = ElfImage::open(found.debug);
     const std::string copy = debug_ && debug_->has_compressed_dwarf() && copies != nullptr
-                                 ? copies->path_of(found.debug, inflate_threads)
+                                 ? copies->path_of(found.debug)
                                  : "";
     if (auto opened = copy.empty() ? nullptr : ElfImage::open(copy)) {
       // Inflated once already: read like an uncompressed file.
