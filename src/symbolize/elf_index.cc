@@ -2,12 +2,11 @@
 
 #include <dwarf.h>
 #include <gelf.h>
-
-#include <algorithm>
-#include <bit>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <bit>
 #include <cstring>
 #include <fstream>
 #include <sstream>
