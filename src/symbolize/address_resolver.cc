@@ -79,6 +79,18 @@ AddressResolver::CompileUnit* AddressResolver::open_unit(size_t index) {
   if (dwarf_ == nullptr || index >= units_.size()) return nullptr;
   CompileUnit& unit = units_[index];
   if (unit.opened) return &unit;
+  if (index_.releases_dwarf_pages() && index > units_walked_) {
+    // libdw finds a unit by reading every unit header before it (each page it touches
+    // maps 64 KB with it): walked here a few units at a time, the pages given back between.
+    constexpr size_t kUnitsBetweenReleases = 32;
+    for (size_t k = units_walked_; k < index; ++k) {
+      Dwarf_Die skipped;
+      if (dwarf_offdie(dwarf_, index_.unit_offset(k), &skipped) == nullptr) break;
+      if ((k + 1) % kUnitsBetweenReleases == 0) index_.release_dwarf_pages();
+    }
+    index_.release_dwarf_pages();
+  }
+  units_walked_ = std::max(units_walked_, index + 1);
   if (dwarf_offdie(dwarf_, index_.unit_offset(index), &unit.die) == nullptr) return nullptr;
   unit.opened = true;
   Dwarf_Attribute attribute;
@@ -371,6 +383,8 @@ void AddressResolver::resolve(size_t unit_index, std::span<const uint64_t> addre
     resolve_in_unit(*unit, addresses[i], file, line, frames);
     ends[i] = static_cast<uint32_t>(frames.size());
   }
+  // The unit's DIEs, lines and strings are read; what comes back is read again.
+  index_.release_dwarf_pages();
 }
 
 void AddressResolver::resolve_by_symbol(uint64_t address, std::vector<Frame>& frames) {

@@ -141,6 +141,9 @@ class AddressResolver {
   const ElfIndex& index_;
   Dwarf* dwarf_ = nullptr;  // the index's handle for this resolver's worker
   std::vector<CompileUnit> units_;  // one per index unit, opened when first needed
+  // When the index releases its DWARF pages: the units below this one are known to libdw
+  // (open_unit walks to a unit giving the pages back every so many units).
+  size_t units_walked_ = 0;
   std::unordered_map<Dwarf_Off, ScopeTree> trees_;  // by the function DIE's offset
   std::vector<uint32_t> chain_;                     // scratch: a lookup's scope path
   struct NameKey {

@@ -2,10 +2,14 @@
 
 #include <dwarf.h>
 #include <gelf.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "symbolize/inflated_elf.h"
 #include "symbolize/mini_debug_info.h"
@@ -13,6 +17,30 @@
 #include "symbolize/range_lookup.h"
 
 namespace tally::symbolize {
+
+namespace {
+
+// Whether [p, p + size) lies in one read-only mapping of a file (libelf falls back to
+// reading the file into memory when it cannot map it: such pages must never be dropped).
+bool is_read_only_file_mapping(const void* p, size_t size) {
+  std::ifstream maps("/proc/self/maps");
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  std::string line;
+  while (std::getline(maps, line)) {
+    std::istringstream fields(line);
+    uintptr_t low = 0, high = 0;
+    char dash = 0;
+    std::string perms, offset, device;
+    uint64_t inode = 0;
+    if (!(fields >> std::hex >> low >> dash >> high >> perms >> offset >> device >> std::dec >> inode))
+      continue;
+    if (at >= low && at < high)
+      return size <= high - at && perms.size() >= 2 && perms[1] == '-' && inode != 0;
+  }
+  return false;
+}
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------------
 // ElfIndex
@@ -25,16 +53,17 @@ ElfIndex::ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_
     return std::move(*file);
   };
   bool from_copy = false;  // the debug file is read from its inflated copy in `copies`
+  bool debug_mapped = false;  // ... or libelf maps it as it is (uncompressed)
   if (!found.debug.empty()) {
     debug_ = ElfImage::open(found.debug);
     const std::string copy = debug_ && debug_->has_compressed_dwarf() && copies != nullptr
-                                 ? copies->path_of(found.debug, inflate_threads)
+                                 ? copies->path_of(found.debug)
                                  : "";
     if (auto opened = copy.empty() ? nullptr : ElfImage::open(copy)) {
       // Inflated once already: read like an uncompressed file.
       debug_ = std::move(opened);
       debug_file_ = map(copy);
-      from_copy = true;
+      from_copy = debug_mapped = true;
     } else if (debug_ && debug_->has_compressed_dwarf()) {
       // Inflated here, in parallel; else libdw inflates every compressed section itself,
       // which is best read into memory rather than keep the compressed pages mapped too.
@@ -46,6 +75,7 @@ ElfIndex::ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_
       }
     } else if (debug_) {
       debug_file_ = map(found.debug);
+      debug_mapped = true;
     }
   }
   if (!found.binary.empty() && found.binary != found.debug) {
@@ -59,6 +89,14 @@ ElfIndex::ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_
     // one after the other here, find them inflated.
     if (Dwarf* first = dwarf_begin_elf(debug_->elf(), DWARF_C_READ, nullptr)) {
       dwarf_handles_.push_back(first);
+      // libdw reads a unit after walking every unit header before it, and each page it
+      // touches maps the kernel's fault-around (64 KB) with it: for a few addresses of
+      // libc most of its 8.7 MB of DWARF became resident. The daemon's resolvers (and
+      // index_units) give the pages back as they go instead.
+      size_t size = 0;
+      const char* file = debug_mapped && needed != nullptr ? elf_rawfile(debug_->elf(), &size) : nullptr;
+      if (file != nullptr && is_read_only_file_mapping(file, size))
+        dwarf_map_ = {reinterpret_cast<const uint8_t*>(file), size};
       // Read from the units once per copy: the same file, the same units.
       if (const UnitTable* known = from_copy ? copies->units_of(found.debug) : nullptr) {
         unit_offsets_.assign(known->offsets.begin(), known->offsets.end());
@@ -71,6 +109,7 @@ ElfIndex::ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_
       if (unit_offsets_.empty()) {
         dwarf_end(first);
         dwarf_handles_.clear();
+        dwarf_map_ = {};
       }
       // A dwz file (.gnu_debugaltlink) is opened by each handle when first needed, which
       // reads the shared Elf: done here, one handle after the other, not in the workers.
@@ -207,6 +246,14 @@ void ElfIndex::add_dwarf_handles(unsigned total) {
   }
 }
 
+void ElfIndex::release_dwarf_pages() const {
+  if (dwarf_map_.empty()) return;
+  static const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(dwarf_map_.data()) & ~(page - 1);
+  const auto end = reinterpret_cast<uintptr_t>(dwarf_map_.data() + dwarf_map_.size());
+  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 void ElfIndex::release_file_pages() const {
   for (const auto* file : {&debug_file_, &binary_file_})
     if (*file) (*file)->release(0, (*file)->bytes().size());
@@ -249,8 +296,11 @@ void ElfIndex::index_units(Dwarf* dwarf) {
   Dwarf_Half version = 0;
   uint8_t unit_type = 0;
   Dwarf_Die cu_die;
-  while (dwarf_get_units(dwarf, cu, &next, &version, &unit_type, &cu_die, nullptr) == 0) {
+  constexpr size_t kUnitsBetweenReleases = 32;  // as AddressResolver::open_unit
+  for (size_t walked = 1;
+       dwarf_get_units(dwarf, cu, &next, &version, &unit_type, &cu_die, nullptr) == 0; ++walked) {
     cu = next;
+    if (walked % kUnitsBetweenReleases == 0) release_dwarf_pages();
     if (unit_type != DW_UT_compile && unit_type != DW_UT_partial) continue;
     size_t index = unit_offsets_.size();
     unit_offsets_.push_back(dwarf_dieoffset(&cu_die));
@@ -259,6 +309,7 @@ void ElfIndex::index_units(Dwarf* dwarf) {
       if (high > low) unit_ranges_.push_back({low, high, index});
     }
   }
+  release_dwarf_pages();
   std::sort(unit_ranges_.begin(), unit_ranges_.end(),
             [](const UnitRange& a, const UnitRange& b) { return a.low < b.low; });
 }

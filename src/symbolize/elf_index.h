@@ -93,6 +93,14 @@ class ElfIndex {
     return find_symbol(own_is_all_ ? symbols_ : own_symbols_, address);
   }
   const char* name(const Symbol& symbol) const { return string_tables_[symbol.table] + symbol.name; }
+  // Whether the resolvers give the debug file's pages back as they go (release_dwarf_pages):
+  // an index given the addresses it will be asked (the daemon's pushes) whose DWARF libdw
+  // reads through libelf's mapping of a file.
+  bool releases_dwarf_pages() const { return !dwarf_map_.empty(); }
+  // The pages of that mapping leave the resident set; read again, they come back from the
+  // page cache unchanged (a read-only mapping of a file), so that what libdw holds (DIEs
+  // pointing into it) stays valid. Nothing when releases_dwarf_pages() is false.
+  void release_dwarf_pages() const;
   // Done with the symbol tables and the files' pages for now (resolution is over): they
   // leave the resident set, and come back from the files if read again.
   void release_file_pages() const;
@@ -128,6 +136,7 @@ class ElfIndex {
   std::optional<io::Input> binary_file_;
   std::vector<const char*> string_tables_;  // where Symbol::name offsets start
   std::vector<Dwarf*> dwarf_handles_;  // one per worker, all on debug_
+  std::span<const uint8_t> dwarf_map_;  // libelf's mapping of debug_'s file (see above)
   LineSections line_sections_;
   DieSections die_sections_;
   std::vector<Dwarf_Off> unit_offsets_;

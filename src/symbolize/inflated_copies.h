@@ -4,8 +4,8 @@
 // libc's index from libc6-dbg's compressed file inflated 8.6 MB into fresh memory each
 // time (the zeroed buffer's page faults, then libdeflate): most of an interval's
 // symbolizing. The copy is read from the page cache instead (31-42 ms became 18 ms), and
-// its pages leave the resident set with the index, as the inflated buffer's did; kept in
-// memory instead, the index added 13 MB to the daemon for good.
+// its pages leave the resident set as the resolvers go (ElfIndex::release_dwarf_pages);
+// kept in memory instead, the index added 13 MB to the daemon for good.
 #pragma once
 
 #include <sys/types.h>
@@ -41,10 +41,11 @@ class InflatedCopies {
   InflatedCopies& operator=(const InflatedCopies&) = delete;
 
   // A path ("/proc/self/fd/N") of `debug_file` with its compressed sections inflated (as
-  // open_inflated lays it out), made on the first call for this version of the file; ""
-  // when none can be made (not a file open_inflated takes, the directory not writable,
-  // over the budget): the caller then inflates it in memory.
-  std::string path_of(const std::string& debug_file, unsigned threads);
+  // open_inflated lays it out), made on the first call for this version of the file,
+  // streamed into the copy (write_inflated_elf: never whole in memory); "" when none can
+  // be made (not a file open_inflated takes, the directory not writable, over the
+  // budget): the caller then inflates it in memory.
+  std::string path_of(const std::string& debug_file);
 
   // The unit table kept for the copy of `debug_file` (path_of's last answer), or null.
   const UnitTable* units_of(const std::string& debug_file) const;

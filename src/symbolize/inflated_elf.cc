@@ -1,10 +1,14 @@
 #include "symbolize/inflated_elf.h"
 
 #include <elf.h>
+#include <fcntl.h>
 #include <libdeflate.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <cstring>
 #include <optional>
 #include <string_view>
@@ -107,21 +111,32 @@ std::optional<std::vector<Section>> plan(std::span<const uint8_t> file, const El
 
 }  // namespace
 
-std::optional<std::vector<uint8_t>> inflate_elf(std::span<const uint8_t> file, unsigned threads) {
+namespace {
+
+// The new image's layout: the ELF header, the sections in their order (16-byte aligned),
+// then the section headers. The program headers are left out: nothing reads them here.
+struct Layout {
+  Elf64_Ehdr ehdr;
+  std::vector<Section> sections;  // with their new offsets and sizes
+  uint64_t total = 0;
+};
+
+std::optional<Layout> lay_out(std::span<const uint8_t> file) {
   if constexpr (std::endian::native != std::endian::little) return std::nullopt;
   if (file.size() < sizeof(Elf64_Ehdr) || std::memcmp(file.data(), ELFMAG, SELFMAG) != 0 ||
       file[EI_CLASS] != ELFCLASS64 || file[EI_DATA] != ELFDATA2LSB ||
       file[EI_VERSION] != EV_CURRENT)  // libelf's own test: no other version is ELF to it
     return std::nullopt;
-  auto ehdr = read_at<Elf64_Ehdr>(file, 0);
+  Layout layout;
+  layout.ehdr = read_at<Elf64_Ehdr>(file, 0);
+  Elf64_Ehdr& ehdr = layout.ehdr;
   auto sections = plan(file, ehdr);
   if (!sections) return std::nullopt;
-  // The new layout: the ELF header, the sections in their order (16-byte aligned), then
-  // the section headers. The program headers are left out: nothing reads them here.
+  layout.sections = std::move(*sections);
   constexpr uint64_t kAlign = 16;
   uint64_t end = sizeof(Elf64_Ehdr);
-  for (size_t i = 1; i < sections->size(); ++i) {  // section 0 has no bytes
-    Section& section = (*sections)[i];
+  for (size_t i = 1; i < layout.sections.size(); ++i) {  // section 0 has no bytes
+    Section& section = layout.sections[i];
     end = (end + kAlign - 1) / kAlign * kAlign;
     section.header.sh_offset = end;
     if (section.header.sh_type != SHT_NOBITS) end += section.header.sh_size;
@@ -129,9 +144,23 @@ std::optional<std::vector<uint8_t>> inflate_elf(std::span<const uint8_t> file, u
   ehdr.e_shoff = (end + kAlign - 1) / kAlign * kAlign;
   ehdr.e_phoff = 0;
   ehdr.e_phnum = 0;
-  (*sections)[0].header.sh_info = 0;  // where an e_phnum of PN_XNUM keeps the count
-  const uint64_t total = ehdr.e_shoff + sections->size() * sizeof(Elf64_Shdr);
-  std::vector<uint8_t> image(total);
+  layout.sections[0].header.sh_info = 0;  // where an e_phnum of PN_XNUM keeps the count
+  layout.total = ehdr.e_shoff + layout.sections.size() * sizeof(Elf64_Shdr);
+  return layout;
+}
+
+bool has_bytes(const Section& section) {
+  return section.source_size > 0 && section.header.sh_type != SHT_NOBITS;
+}
+
+}  // namespace
+
+std::optional<std::vector<uint8_t>> inflate_elf(std::span<const uint8_t> file, unsigned threads) {
+  auto layout = lay_out(file);
+  if (!layout) return std::nullopt;
+  const Elf64_Ehdr& ehdr = layout->ehdr;
+  const std::vector<Section>* sections = &layout->sections;
+  std::vector<uint8_t> image(layout->total);
   std::memcpy(image.data(), &ehdr, sizeof ehdr);
 
   std::vector<const Section*> inflate;
@@ -140,7 +169,7 @@ std::optional<std::vector<uint8_t>> inflate_elf(std::span<const uint8_t> file, u
     std::memcpy(image.data() + ehdr.e_shoff + i * sizeof(Elf64_Shdr), &section.header,
                 sizeof(Elf64_Shdr));
     if (section.inflate) inflate.push_back(&section);
-    else if (section.source_size > 0 && section.header.sh_type != SHT_NOBITS)
+    else if (has_bytes(section))
       std::memcpy(image.data() + section.header.sh_offset, file.data() + section.source,
                   section.source_size);
   }
@@ -163,6 +192,111 @@ std::optional<std::vector<uint8_t>> inflate_elf(std::span<const uint8_t> file, u
   });
   if (std::find(failed.begin(), failed.end(), 1) != failed.end()) return std::nullopt;
   return image;
+}
+
+namespace {
+
+bool pwrite_all(int fd, const uint8_t* data, size_t size, uint64_t offset) {
+  while (size > 0) {
+    const ssize_t n = ::pwrite(fd, data, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+bool pread_all(int fd, uint8_t* data, size_t size, uint64_t offset) {
+  while (size > 0) {
+    const ssize_t n = ::pread(fd, data, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+// Pieces of a page: written so, the copy sits in the page cache in page-sized folios, of
+// which a fault on a mapping maps the kernel's fault-around (64 KB); one big write made
+// 2 MB folios (ext4, Linux 6.18), each mapped whole by a fault on any byte of it.
+constexpr size_t kPiece = 4096;
+constexpr size_t kReadPiece = 64 * 1024;
+
+// One section's bytes from `in` at section.source into `out` at its new offset, inflated
+// (zlib) when compressed.
+bool copy_section(int in, int out, const Section& section, std::vector<uint8_t>& input,
+                  std::vector<uint8_t>& output) {
+  const uint64_t to = section.header.sh_offset;
+  if (!section.inflate) {
+    for (uint64_t done = 0; done < section.source_size;) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(kPiece, section.source_size - done));
+      if (!pread_all(in, input.data(), n, section.source + done) ||
+          !pwrite_all(out, input.data(), n, to + done))
+        return false;
+      done += n;
+    }
+    return true;
+  }
+  z_stream zs{};
+  if (inflateInit(&zs) != Z_OK) return false;
+  uint64_t read = 0, written = 0;
+  int status = Z_OK;
+  bool ok = true;
+  while (ok && status != Z_STREAM_END) {
+    if (zs.avail_in == 0 && read < section.source_size) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(kReadPiece, section.source_size - read));
+      if (!pread_all(in, input.data(), n, section.source + read)) {
+        ok = false;
+        break;
+      }
+      read += n;
+      zs.next_in = input.data();
+      zs.avail_in = static_cast<uInt>(n);
+    }
+    zs.next_out = output.data();
+    zs.avail_out = static_cast<uInt>(output.size());
+    status = inflate(&zs, Z_NO_FLUSH);
+    const size_t produced = output.size() - zs.avail_out;
+    if ((status != Z_OK && status != Z_STREAM_END) || produced > section.header.sh_size - written ||
+        (status == Z_OK && produced == 0 && zs.avail_in == 0 && read == section.source_size)) {
+      ok = false;
+      break;
+    }
+    if (!pwrite_all(out, output.data(), produced, to + written)) ok = false;
+    written += produced;
+  }
+  inflateEnd(&zs);
+  return ok && written == section.header.sh_size;
+}
+
+}  // namespace
+
+std::optional<uint64_t> write_inflated_elf(const std::string& path, int fd) {
+  std::optional<Layout> layout;
+  {
+    auto input = io::Input::open(path);
+    if (!input || input->was_gzipped()) return std::nullopt;
+    layout = lay_out(input->bytes());
+    // The mapping goes here: the sections are read with pread, a piece at a time.
+  }
+  if (!layout) return std::nullopt;
+  const int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return std::nullopt;
+  std::vector<uint8_t> input(kReadPiece), output(kPiece);
+  bool ok = pwrite_all(fd, reinterpret_cast<const uint8_t*>(&layout->ehdr), sizeof(Elf64_Ehdr), 0);
+  for (size_t i = 0; ok && i < layout->sections.size(); ++i) {
+    const Section& section = layout->sections[i];
+    ok = pwrite_all(fd, reinterpret_cast<const uint8_t*>(&section.header), sizeof(Elf64_Shdr),
+                    layout->ehdr.e_shoff + i * sizeof(Elf64_Shdr)) &&
+         (!has_bytes(section) || copy_section(in, fd, section, input, output));
+  }
+  ::close(in);
+  if (!ok) return std::nullopt;
+  return layout->total;
 }
 
 std::unique_ptr<ElfImage> open_inflated(const std::string& path, unsigned threads) {

@@ -26,4 +26,10 @@ std::unique_ptr<ElfImage> open_inflated(const std::string& path, unsigned thread
 // The same on the file's bytes: the new image, or nullopt.
 std::optional<std::vector<uint8_t>> inflate_elf(std::span<const uint8_t> file, unsigned threads);
 
+// The same laid out into the empty file `fd`, streamed: `path` read with pread and its
+// sections inflated with zlib a piece at a time, so that neither the file nor the image is
+// in memory whole (the daemon's copies, made once: InflatedCopies). The image's size, or
+// nullopt when the file is not one this reader takes or reading, inflating or writing failed.
+std::optional<uint64_t> write_inflated_elf(const std::string& path, int fd);
+
 }  // namespace tally::symbolize

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -120,6 +121,101 @@ TEST(IndexNeeded, LibcFramesAreTheFullIndexs) {
   ASSERT_TRUE(with_all && with_needed);
   const size_t with_lines = test::expect_same_frames(**with_all, **with_needed, addresses.sized);
   EXPECT_GT(with_lines, addresses.sized.size() / 2);  // DWARF lines, not symbols alone
+}
+
+// The frames of `addresses` through SymbolMap::resolve on `threads` threads, as
+// "function|file|line" per frame, one string per address.
+std::vector<std::string> resolved_frames(symbolize::SymbolMap& map, const std::vector<uint64_t>& addresses,
+                                         unsigned threads) {
+  map.resolve(addresses, threads);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    std::string text;
+    for (const symbolize::Frame& frame : map.frames(i))
+      text += frame.function->name + "|" + frame.file + "|" + std::to_string(frame.line) + ";";
+    out.push_back(text);
+  }
+  return out;
+}
+
+// VmHWM of this process in kB, after `reset` wrote 5 to clear_refs (which sets it to VmRSS).
+long peak_rss_kb(bool reset) {
+  if (reset) std::ofstream("/proc/self/clear_refs") << "5";
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.starts_with("VmHWM:")) return std::stol(line.substr(6));
+  return -1;
+}
+
+// The daemon's libc: the debug file read from its inflated copy with the addresses known
+// (the resolvers then give libelf's pages of the copy back as they go, and walk libdw's
+// unit headers a few at a time): the same frames as the full index inflated in memory,
+// on one thread and on two, for a daemon's interval's worth of scattered addresses and for
+// many; and the pages libdw touched are not all resident at once.
+TEST(IndexNeeded, LibcFramesThroughTheCopyWithPagesGivenBackAreTheFullIndexs) {
+  const char* const libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+  const symbolize::FoundBinary found = symbolize::find_binary(libc, "", {});
+  TALLY_REQUIRE_PEER(found.debug, "libc6-dbg (libc's separate debug file)");
+  test::TempDir dir;
+  symbolize::InflatedCopies copies(dir.path());
+  const ElfIndex full_index(found, 1);
+  for (uint64_t step : {0x9a31u, 0x777u}) {
+    SCOPED_TRACE(step);
+    const Addresses addresses = addresses_of(full_index, 0x28000, 0x190000, step);
+    ASSERT_GT(addresses.sized.size(), 30u);
+    for (unsigned threads : {1u, 2u}) {
+      SCOPED_TRACE(threads);
+      auto full = symbolize::SymbolMap::open(found, 1);
+      auto needed = symbolize::SymbolMap::open(found, threads, &copies, &addresses.sized);
+      ASSERT_TRUE(full && needed);
+      ASSERT_TRUE((*needed)->index().releases_dwarf_pages());
+      EXPECT_FALSE((*full)->index().releases_dwarf_pages());
+      const std::vector<std::string> expected = resolved_frames(**full, addresses.sized, threads);
+      EXPECT_EQ(resolved_frames(**needed, addresses.sized, threads), expected);
+      size_t with_lines = 0;
+      for (const std::string& frames : expected) with_lines += frames.find("|0;") == std::string::npos;
+      EXPECT_GT(with_lines, addresses.sized.size() / 2);  // DWARF lines, not symbols alone
+      // lookup(), one resolver: the same.
+      auto again = symbolize::SymbolMap::open(found, 1, &copies, &addresses.sized);
+      ASSERT_TRUE(again);
+      test::expect_same_frames(**full, **again, addresses.sized);
+    }
+  }
+  // A daemon's interval: 40 addresses. Before, the walk to their units made most of the
+  // copy's 8.7 MB resident (+11 MB of peak); now little more than the units read.
+  const Addresses addresses = addresses_of(full_index, 0x28000, 0x190000, 0x9a31);
+  const long before = peak_rss_kb(true);
+  {
+    auto needed = symbolize::SymbolMap::open(found, 1, &copies, &addresses.sized);
+    ASSERT_TRUE(needed);
+    (*needed)->resolve(addresses.sized, 1);
+  }
+  const long peak = peak_rss_kb(false);
+  ASSERT_GT(before, 0);
+#if !defined(__SANITIZE_ADDRESS__)  // (ASan's shadow and quarantine add their own megabytes)
+  EXPECT_LT(peak - before, 6 * 1024) << "kB over " << before;
+#else
+  (void)peak;
+#endif
+}
+
+// liblzma (.dynsym only, no DWARF): frames of an index given its addresses are the full one's.
+TEST(IndexNeeded, LiblzmaFramesAreTheFullIndexs) {
+  const symbolize::FoundBinary found = symbolize::find_binary(kBinary, "", {});
+  TALLY_REQUIRE_PEER(found.found() ? found.binary : "", "liblzma5");
+  const ElfIndex full_index(found, 1);
+  const Addresses addresses = addresses_of(full_index, 0x3000, 0x30000, 0x101);
+  test::TempDir dir;
+  symbolize::InflatedCopies copies(dir.path());
+  auto full = symbolize::SymbolMap::open(found, 1);
+  auto needed = symbolize::SymbolMap::open(found, 1, &copies, &addresses.sized);
+  ASSERT_TRUE(full && needed);
+  const std::vector<std::string> expected = resolved_frames(**full, addresses.sized, 1);
+  size_t named = 0;
+  for (const std::string& frames : expected) named += !frames.empty();
+  EXPECT_EQ(named, addresses.sized.size());
+  EXPECT_EQ(resolved_frames(**needed, addresses.sized, 1), expected);
 }
 
 }  // namespace

@@ -4,14 +4,17 @@
 // unread ones empty; truncated or corrupted files are refused, never read out of bounds.
 #include "symbolize/inflated_elf.h"
 
+#include <fcntl.h>
 #include <gelf.h>
 #include <gtest/gtest.h>
 #include <libelf.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -127,6 +130,72 @@ TEST(InflatedElf, TruncatedOrCorruptedFilesAreRefused) {
   other_version[EI_VERSION] = 8;
   EXPECT_FALSE(symbolize::inflate_elf(other_version, 1).has_value());
   EXPECT_TRUE(symbolize::inflate_elf(file, 1).has_value());
+}
+
+// The bytes write_inflated_elf streams into a new file (a temporary one; "" when it failed).
+std::vector<uint8_t> streamed(const std::string& path, std::optional<uint64_t>* size = nullptr) {
+  test::TempDir dir;
+  const std::string out = dir.path() + "/streamed";
+  const int fd = ::open(out.c_str(), O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0600);
+  EXPECT_GE(fd, 0);
+  const std::optional<uint64_t> written = symbolize::write_inflated_elf(path, fd);
+  ::close(fd);
+  if (size != nullptr) *size = written;
+  return written ? read_bytes(out) : std::vector<uint8_t>();
+}
+
+// The daemon's copies are streamed into their file a piece at a time, with zlib: byte for
+// byte the image inflate_elf makes in memory (whose sections the test above checks against
+// libelf), for libc's and ld.so's debug files; a cut or corrupted file makes none.
+TEST(InflatedElf, StreamedIntoAFileIsTheImageInMemory) {
+  for (const char* binary : {"/usr/lib/x86_64-linux-gnu/libc.so.6",
+                             "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"}) {
+    SCOPED_TRACE(binary);
+    const std::string debug = test::separate_debug_file(binary);
+    TALLY_REQUIRE_PEER(debug, "libc6-dbg (libc's separate debug files)");
+    auto image = symbolize::inflate_elf(read_bytes(debug), 2);
+    ASSERT_TRUE(image.has_value());
+    std::optional<uint64_t> size;
+    const std::vector<uint8_t> bytes = streamed(debug, &size);
+    ASSERT_TRUE(size.has_value());
+    EXPECT_EQ(*size, image->size());
+    EXPECT_EQ(bytes.size(), image->size());
+    EXPECT_TRUE(bytes == *image);
+  }
+  const std::string debug = libc_debug_file();
+  const std::vector<uint8_t> file = read_bytes(debug);
+  test::TempDir dir;
+  auto written = [&](const std::vector<uint8_t>& bytes) {
+    const std::string path = dir.path() + "/some.debug";
+    std::ofstream(path, std::ios::binary | std::ios::trunc)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    std::optional<uint64_t> size;
+    streamed(path, &size);
+    return size.has_value();
+  };
+  EXPECT_TRUE(written(file));
+  for (size_t size : {size_t{64}, file.size() / 2, file.size() - 1}) {
+    std::vector<uint8_t> cut(file.begin(), file.begin() + static_cast<std::ptrdiff_t>(size));
+    EXPECT_FALSE(written(cut)) << "cut at " << size;
+  }
+  // A byte flipped in the middle of each compressed stream: zlib refuses it (its checksum).
+  auto image = symbolize::ElfImage::open(debug);
+  ASSERT_NE(image, nullptr);
+  size_t names = 0;
+  ASSERT_EQ(elf_getshdrstrndx(image->elf(), &names), 0);
+  size_t flipped_streams = 0;
+  for (Elf_Scn* scn = elf_nextscn(image->elf(), nullptr); scn != nullptr;
+       scn = elf_nextscn(image->elf(), scn)) {
+    GElf_Shdr header;
+    if (gelf_getshdr(scn, &header) == nullptr || (header.sh_flags & SHF_COMPRESSED) == 0) continue;
+    const char* name = elf_strptr(image->elf(), names, header.sh_name);
+    if (std::string(name) == ".debug_loclists") continue;  // not read: left empty
+    std::vector<uint8_t> flipped = file;
+    flipped[header.sh_offset + header.sh_size / 2] ^= 0x5a;
+    EXPECT_FALSE(written(flipped)) << name;
+    ++flipped_streams;
+  }
+  EXPECT_GE(flipped_streams, 4u);
 }
 
 // A section without bytes (SHT_NOBITS: in a debug file, the code itself) that claims to
