@@ -77,6 +77,28 @@ struct ProfileBuilder::State {
   };
   std::vector<ClosedSpan> closed_spans;
   static constexpr size_t kSpansPerBatch = 65536;
+  // --off-cpu with timestamps: a thread's samples differ in their timestamps, so none goes
+  // through the merger's hash table. On-CPU samples and closed spans are logged compactly
+  // as they come and become the profile's samples once, in finish(), in the order the
+  // batches gave them before (a batch of spans whenever kSpansPerBatch had closed): the
+  // sample arrays are sized once, not doubled (and their fresh pages zeroed) as they grow.
+  bool logged = false;
+  struct LoggedSample {
+    uint64_t time = 0;
+    uint64_t spans_before = 0;  // spans closed when it came
+    uint64_t frames_begin = 0;  // in logged_frames
+    int64_t period = 0;
+    uint32_t frames = 0, pid = 0, tid = 0, cpu = 0;
+    core::StringId comm = 0;
+    uint32_t value = 0;  // the value index of its event
+  };
+  std::vector<LoggedSample> logged_samples;
+  std::vector<core::LocationId> logged_frames;
+  std::vector<std::vector<ClosedSpan>> span_blocks;  // full batches, in order
+  uint64_t spans_closed = 0;
+  // While finish() adds the log: by thread and kind (on-CPU, off-CPU), the latest
+  // timestamp added. A later one makes a sample that equals none before.
+  std::unordered_map<uint64_t, uint64_t> latest_timestamp;
   std::array<core::StringId, 6> reason_names{};  // by OffCpuReason
   // Distinct off-CPU stacks: StackId i is stack_pool[stack_ends[i - 1], stack_ends[i]).
   std::vector<core::LocationId> stack_pool;
@@ -118,6 +140,8 @@ struct ProfileBuilder::State {
   void switch_sample(const SampleRecord& sample, std::span<const uint64_t> frames);
   void close_span(const OffCpuSpan& span);
   void add_closed_spans();
+  void add_built_sample(uint32_t tid, bool off_cpu, uint64_t time);
+  void add_logged();
 };
 
 StackId ProfileBuilder::State::intern_stack(std::span<const core::LocationId> located) {
@@ -139,8 +163,83 @@ void ProfileBuilder::State::close_span(const OffCpuSpan& span) {
   core::StringId comm = 0;
   if (auto it = comms.find(static_cast<pid_t>(span.tid)); it != comms.end()) comm = it->second;
   closed_spans.push_back({span, comm});
+  ++spans_closed;
+  if (closed_spans.size() < kSpansPerBatch) return;
+  if (logged) {
+    // Kept as they are until finish(): a block each, never moved.
+    span_blocks.push_back(std::move(closed_spans));
+    closed_spans = {};
+    closed_spans.reserve(kSpansPerBatch);
+    return;
+  }
   // In batches, so that the array stays small (2.5 MiB) beside the profile they go to.
-  if (closed_spans.size() == kSpansPerBatch) add_closed_spans();
+  add_closed_spans();
+}
+
+void ProfileBuilder::State::add_built_sample(uint32_t tid, bool off_cpu, uint64_t time) {
+  if (!logged) {
+    merger->add(stack, values, labels);
+    return;
+  }
+  const uint64_t timestamp = time > recording_start ? time - recording_start : 0;
+  auto [latest, first] = latest_timestamp.try_emplace(uint64_t(tid) << 1 | off_cpu, timestamp);
+  if (first || timestamp > latest->second) {
+    latest->second = timestamp;
+    profile.add_distinct_sample(stack, values, labels);
+  } else {
+    // Out of order, or clamped to the recording's start: it may equal an earlier sample,
+    // which canonicalize() then merges (as the merger would have).
+    profile.add_sample(stack, values, labels);
+  }
+}
+
+void ProfileBuilder::State::add_logged() {
+  const uint64_t spans_total = span_blocks.size() * kSpansPerBatch + closed_spans.size();
+  auto logged_span = [&](uint64_t i) -> const ClosedSpan& {
+    const uint64_t block = i / kSpansPerBatch;
+    return block < span_blocks.size() ? span_blocks[block][i % kSpansPerBatch]
+                                      : closed_spans[i % kSpansPerBatch];
+  };
+  // The arrays' sizes, counted as add_off_cpu_sample and the samples below fill them.
+  uint64_t frames = logged_frames.size(), labels_total = 0;
+  for (const LoggedSample& l : logged_samples) labels_total += 4 + (l.comm != 0);
+  for (uint64_t i = 0; i < spans_total; ++i) {
+    const ClosedSpan& c = logged_span(i);
+    const bool from_before = c.span.edge == SpanEdge::from_start || c.span.edge == SpanEdge::whole;
+    const size_t stack_size = c.span.stack != 0 ? stack_of(c.span.stack).size() : 0;
+    frames += stack_size + (stack_size == 0 && !from_before) + from_before;
+    labels_total += 4 + (c.comm != 0) + (c.span.edge != SpanEdge::switches);
+  }
+  profile.reserve_samples(profile.sample_count() + logged_samples.size() + spans_total, frames,
+                          labels_total);
+  uint64_t next_span = 0;
+  auto add_spans_until = [&](uint64_t end) {
+    for (; next_span < end; ++next_span) {
+      const ClosedSpan& c = logged_span(next_span);
+      add_off_cpu_sample(c.span, c.comm);
+    }
+  };
+  for (const LoggedSample& l : logged_samples) {
+    add_spans_until(l.spans_before / kSpansPerBatch * kSpansPerBatch);
+    stack.assign(logged_frames.begin() + static_cast<std::ptrdiff_t>(l.frames_begin),
+                 logged_frames.begin() + static_cast<std::ptrdiff_t>(l.frames_begin + l.frames));
+    labels.clear();
+    if (l.comm != 0) labels.push_back({.key = comm_key, .str = l.comm});
+    labels.push_back({.key = cpu_key, .num = l.cpu});
+    labels.push_back({.key = pid_key, .num = l.pid});
+    labels.push_back({.key = tid_key, .num = l.tid});
+    add_time_label(l.time);
+    std::fill(values.begin(), values.end(), 0);
+    values[0] = 1;
+    values[l.value] = l.period;
+    if (l.value == value_of_event[0]) values[wall_value] = l.period;
+    add_built_sample(l.tid, false, l.time);
+  }
+  add_spans_until(spans_total);
+  logged_samples = {};
+  logged_frames = {};
+  span_blocks = {};
+  closed_spans = {};
 }
 
 void ProfileBuilder::State::add_closed_spans() {
@@ -183,11 +282,13 @@ void ProfileBuilder::State::add_off_cpu_sample(const OffCpuSpan& span, core::Str
   // Marked in the stack itself (its root), so that every report shows what is not known:
   // the kernel frames, if any, come from /proc at the start; the user frames are unknown.
   if (from_before) stack.push_back(marker_location("[off-CPU since before the recording began]"));
+  // In the order canonicalize() sorts labels into (strings, then numbers, by key name):
+  // sorting none of them keeps the samples known distinct.
   labels.clear();
   if (comm != 0) labels.push_back({.key = comm_key, .str = comm});
-  labels.push_back({.key = reason_key, .str = reason_names[static_cast<size_t>(span.reason)]});
   if (span.edge != SpanEdge::switches)
     labels.push_back({.key = edge_key, .str = profile.intern(span_edge_name(span.edge))});
+  labels.push_back({.key = reason_key, .str = reason_names[static_cast<size_t>(span.reason)]});
   labels.push_back({.key = pid_key, .num = span.pid});
   labels.push_back({.key = tid_key, .num = span.tid});
   add_time_label(span.start);
@@ -196,7 +297,7 @@ void ProfileBuilder::State::add_off_cpu_sample(const OffCpuSpan& span, core::Str
   const auto ns = static_cast<int64_t>(span.end - span.start);
   values[off_cpu_value] = ns;
   values[wall_value] = ns;
-  merger->add(stack, values, labels);
+  add_built_sample(span.tid, true, span.start);
 }
 
 core::MappingId ProfileBuilder::State::image_mapping(pid_t pid, const ImageMapping& m,
@@ -340,7 +441,9 @@ ProfileBuilder::ProfileBuilder(ProfileBuilderOptions options)
   s.comm_key = p.intern("comm");
   s.cpu_key = p.intern("cpu");
   s.values.assign(p.sample_types.size(), 0);
-  s.merger.emplace(p);
+  s.logged = s.options.off_cpu && s.options.timestamps;
+  if (s.logged) s.closed_spans.reserve(State::kSpansPerBatch);
+  else s.merger.emplace(p);
 }
 
 ProfileBuilder::~ProfileBuilder() = default;
@@ -369,6 +472,25 @@ void ProfileBuilder::on_sample(const SampleRecord& sample) {
   s.stack.clear();
   for (uint64_t address : frames) s.stack.push_back(s.location(pid, address));
   s.stats.frames += s.stack.size();
+  const size_t value = s.value_of_event[sample.event];
+  const auto period = static_cast<int64_t>(
+      std::min<uint64_t>(sample.period, uint64_t(std::numeric_limits<int64_t>::max())));
+  if (s.logged) {
+    State::LoggedSample logged{.time = sample.origin.time,
+                               .spans_before = s.spans_closed,
+                               .frames_begin = s.logged_frames.size(),
+                               .period = period,
+                               .frames = static_cast<uint32_t>(s.stack.size()),
+                               .pid = sample.origin.pid,
+                               .tid = sample.origin.tid,
+                               .cpu = sample.origin.cpu,
+                               .value = static_cast<uint32_t>(value)};
+    if (auto it = s.comms.find(static_cast<pid_t>(sample.origin.tid)); it != s.comms.end())
+      logged.comm = it->second;
+    s.logged_frames.insert(s.logged_frames.end(), s.stack.begin(), s.stack.end());
+    s.logged_samples.push_back(logged);
+    return;
+  }
 
   s.labels.clear();
   if (auto it = s.comms.find(static_cast<pid_t>(sample.origin.tid)); it != s.comms.end())
@@ -380,9 +502,7 @@ void ProfileBuilder::on_sample(const SampleRecord& sample) {
 
   std::fill(s.values.begin(), s.values.end(), 0);
   s.values[0] = 1;
-  const size_t value = s.value_of_event[sample.event];
-  s.values[value] = static_cast<int64_t>(
-      std::min<uint64_t>(sample.period, uint64_t(std::numeric_limits<int64_t>::max())));
+  s.values[value] = period;
   if (s.options.off_cpu && sample.event == 0) s.values[s.wall_value] = s.values[value];
   s.merger->add(s.stack, s.values, s.labels);
 }
@@ -451,7 +571,8 @@ core::Profile ProfileBuilder::finish() {
   if (s.spans) {
     for (const OffCpuSpan& span : s.spans->finish(s.recording_end ? s.recording_end : s.last_time))
       s.close_span(span);
-    s.add_closed_spans();
+    if (s.logged) s.add_logged();
+    else s.add_closed_spans();
   }
   s.merger.reset();
   core::Profile& p = s.profile;

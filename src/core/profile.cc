@@ -71,6 +71,13 @@ void Profile::add_sample(std::span<const LocationId> stack, std::span<const int6
   label_pool_.insert(label_pool_.end(), labels.begin(), labels.end());
 }
 
+void Profile::add_distinct_sample(std::span<const LocationId> stack,
+                                  std::span<const int64_t> values, std::span<const Label> labels) {
+  const bool distinct = samples_distinct_;
+  add_sample(stack, values, labels);
+  samples_distinct_ = distinct;
+}
+
 void Profile::reserve_samples(size_t samples, size_t frames, size_t labels) {
   stack_ends_.reserve(samples);
   if (labels > 0) labels_.reserve(samples);

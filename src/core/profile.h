@@ -135,6 +135,11 @@ class Profile {
   }
   void add_sample(std::span<const LocationId> stack, std::span<const int64_t> values,
                   std::span<const Label> labels = {});
+  // add_sample for a caller that knows this sample equals none before it (its labels
+  // differ, e.g. a thread's timestamp): a profile whose samples were all added so, or
+  // merged, needs no hash table to merge them in canonicalize().
+  void add_distinct_sample(std::span<const LocationId> stack, std::span<const int64_t> values,
+                           std::span<const Label> labels = {});
   void reserve_samples(size_t samples, size_t frames, size_t labels = 0);
   void clear_samples();
 
