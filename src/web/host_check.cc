@@ -43,6 +43,8 @@ bool is_ip_literal_host(std::string_view host_header, int port) {
   const std::string suffix = ":" + std::to_string(port);
   if (host_header.size() <= suffix.size() || !host_header.ends_with(suffix)) return false;
   std::string address(host_header.substr(0, host_header.size() - suffix.size()));
+  // Only an address's characters: inet_pton reads a C string, so "[::\0junk]" would pass.
+  if (address.find_first_not_of("0123456789abcdefABCDEF:.[]") != std::string::npos) return false;
   unsigned char buffer[16];
   if (address.size() > 2 && address.front() == '[' && address.back() == ']')
     return inet_pton(AF_INET6, address.substr(1, address.size() - 2).c_str(), buffer) == 1;
