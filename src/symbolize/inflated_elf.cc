@@ -196,9 +196,11 @@ std::optional<std::vector<uint8_t>> inflate_elf(std::span<const uint8_t> file, u
 
 namespace {
 
-bool pwrite_all(int fd, const uint8_t* data, size_t size, uint64_t offset) {
+// pread or pwrite until all `size` bytes moved (a short transfer is retried, EINTR too).
+template <typename Byte, typename Transfer>
+bool transfer_all(Transfer transfer, int fd, Byte* data, size_t size, uint64_t offset) {
   while (size > 0) {
-    const ssize_t n = ::pwrite(fd, data, size, static_cast<off_t>(offset));
+    const ssize_t n = transfer(fd, data, size, static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
     data += n;
@@ -208,16 +210,12 @@ bool pwrite_all(int fd, const uint8_t* data, size_t size, uint64_t offset) {
   return true;
 }
 
+bool pwrite_all(int fd, const uint8_t* data, size_t size, uint64_t offset) {
+  return transfer_all(::pwrite, fd, data, size, offset);
+}
+
 bool pread_all(int fd, uint8_t* data, size_t size, uint64_t offset) {
-  while (size > 0) {
-    const ssize_t n = ::pread(fd, data, size, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return true;
+  return transfer_all(::pread, fd, data, size, offset);
 }
 
 // Pieces of a page: written so, the copy sits in the page cache in page-sized folios, of
