@@ -305,13 +305,14 @@ int run_record(const RecordOptions& opt) {
     }
     loop = run_record_loop(**sampler, builder, settings);
   }
+
+  builder.recording_ended(start_monotonic + static_cast<uint64_t>(loop.seconds * 1e9));
   if (off_cpu.bpf) {
-    // After the sampler's records: the spans' user frames need the mappings they brought.
+    // After the sampler's records (the spans' user frames need the mappings they brought)
+    // and the end (where the spans still open are cut).
     off_cpu.bpf->stop();
     off_cpu.bpf->for_each_span([&](const collect::KernelOffCpuSpan& span) { builder.on_kernel_span(span); });
   }
-
-  builder.recording_ended(start_monotonic + static_cast<uint64_t>(loop.seconds * 1e9));
   const collect::SamplerStats stats = (*sampler)->stats();
   core::Profile profile = builder.finish();
   // After finish(): it adds the off-CPU spans still open.

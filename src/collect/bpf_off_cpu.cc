@@ -64,6 +64,7 @@ class Recorder final : public BpfOffCpu {
       off_cpu_bpf__detach(skel_);
       if (ring_ != nullptr) ring_buffer__consume(ring_);
       lost_ = skel_->bss->lost_spans;
+      read_open_spans();
     }
   }
 
@@ -71,6 +72,7 @@ class Recorder final : public BpfOffCpu {
     const int stacks_fd = skel_ != nullptr ? bpf_map__fd(skel_->maps.stacks) : -1;
     std::vector<uint64_t> frames;
     for (const off_cpu_span& raw : spans_) {
+      const bool to_end = raw.end_ns == 0;
       frames.clear();
       append_stack(stacks_fd, raw.kernel_stack_id, frames);
       append_stack(stacks_fd, raw.user_stack_id, frames);
@@ -80,6 +82,7 @@ class Recorder final : public BpfOffCpu {
              .start = raw.start_ns,
              .end = raw.end_ns,
              .preempted = raw.reason == OFF_CPU_PREEMPTED,
+             .to_end = to_end,
              .frames = frames});
     }
   }
@@ -90,6 +93,29 @@ class Recorder final : public BpfOffCpu {
  private:
   static core::Error failure(const char* what, int error) {
     return core::Error{fmt::format("{}: {}", what, std::strerror(error)), core::ErrorKind::unsupported};
+  }
+
+  // The threads switched out and not back when the program stopped: spans the end of
+  // the recording cuts (end_ns 0).
+  void read_open_spans() {
+    const int fd = bpf_map__fd(skel_->maps.starts);
+    uint32_t key = 0, next = 0;
+    const uint32_t* previous = nullptr;
+    while (bpf_map_get_next_key(fd, previous, &next) == 0) {
+      off_cpu_switched_out out{};
+      if (bpf_map_lookup_elem(fd, &next, &out) == 0) {
+        spans_.push_back({.start_ns = out.start_ns,
+                          .end_ns = 0,
+                          .pid = out.pid,
+                          .tid = static_cast<int>(next),
+                          .user_stack_id = out.user_stack_id,
+                          .kernel_stack_id = out.kernel_stack_id,
+                          .reason = out.reason,
+                          .cpu_in = 0});
+      }
+      key = next;
+      previous = &key;
+    }
   }
 
   static int on_record(void* context, void* data, size_t size) {

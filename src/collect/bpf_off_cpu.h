@@ -26,6 +26,7 @@ struct KernelOffCpuSpan {
   uint32_t pid = 0, tid = 0;
   uint64_t start = 0, end = 0;  // CLOCK_MONOTONIC ns, as the perf events' clock
   bool preempted = false;       // still runnable when switched out
+  bool to_end = false;          // not switched in when recording stopped: `end` is unset
   // Leaf first: the kernel frames, then the user frames (as a perf callchain without its
   // context markers); empty when the stack could not be captured.
   std::span<const uint64_t> frames;
@@ -43,7 +44,7 @@ class BpfOffCpu {
 
   // Detaches the program and reads the last spans.
   virtual void stop() = 0;
-  // After stop(): every span in the order read, with its stack.
+  // After stop(): every span in the order read, with its stack, then the spans still open.
   virtual void for_each_span(const std::function<void(const KernelOffCpuSpan&)>& visit) = 0;
   virtual uint64_t lost() const = 0;       // spans dropped: the ring buffer was full
   virtual uint64_t unstacked() const = 0;  // spans whose stack could not be captured

@@ -475,6 +475,10 @@ void ProfileBuilder::on_kernel_span(const KernelOffCpuSpan& kernel) {
   if (!s.spans) return;
   const auto pid = static_cast<pid_t>(kernel.pid);
   OffCpuSpan span{.pid = kernel.pid, .tid = kernel.tid, .start = kernel.start, .end = kernel.end};
+  if (kernel.to_end) {
+    span.end = std::max(kernel.start, s.recording_end ? s.recording_end : s.last_time);
+    span.edge = SpanEdge::to_end;
+  }
   if (!kernel.frames.empty()) {
     const auto& seen = s.switch_stack(pid, kernel.frames.subspan(s.scheduler_frames(kernel.frames)));
     span.stack = seen.stack;

@@ -72,7 +72,8 @@ class ProfileBuilder : public SampleConsumer {
   void on_exit(const TaskRecord& exit) override;
   void on_switch(const SwitchRecord& record) override;
   // --off-cpu with kernel_spans: a span the BPF program measured, after the sampler's
-  // records (the mappings of its user frames come from them).
+  // records (the mappings of its user frames come from them) and recording_ended (spans
+  // still open end there).
   void on_kernel_span(const KernelOffCpuSpan& span);
 
   // --off-cpu: when the recording began and ended (CLOCK_MONOTONIC, the events' clock):

@@ -235,6 +235,36 @@ TEST(RecordOffCpu, BothRecordersSplitWallByReasonAsTheProgramWaits) {
   }
 }
 
+#ifdef TALLY_TEST_HAVE_BPF
+// The BPF recorder follows a child the command forks (sh runs off_cpu_waits as a child
+// when more follows it): that process's main thread is there, its wall its lifetime.
+TEST(RecordOffCpu, BpfRecorderFollowsForkedChildren) {
+  if (geteuid() != 0) TALLY_SKIP_OR_FAIL_IN_CI("the BPF recorder needs root");
+  if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+    GTEST_SKIP() << "the kernel has no BTF (/sys/kernel/btf/vmlinux): no tp_btf programs";
+  TempDir dir;
+  const std::string profile = dir.file("forked.pb.gz");
+  RunOptions options;
+  options.timeout_seconds = 120;
+  RunResult run = run_tally({"record", "--off-cpu", "-g", "fp", "-o", profile, "--", "sh", "-c",
+                             program("off_cpu_waits") + "; true"},
+                            options);
+  ASSERT_EQ(run.exit_code, 0) << run.describe();
+  EXPECT_NE(run.err.find("recorded by a BPF program at sched_switch"), std::string::npos) << run.err;
+  std::istringstream out(run.out);
+  long child_tid = 0;
+  unsigned long long lifetime_ns = 0;
+  out >> child_tid >> lifetime_ns;
+  ASSERT_GT(child_tid, 0) << run.describe();
+  RunResult top = run_tally({"top", "--threads", profile});
+  auto rows = thread_table(top.out);
+  ASSERT_TRUE(rows.count(child_tid)) << top.out;
+  const double lifetime_ms = static_cast<double>(lifetime_ns) / 1e6;
+  EXPECT_NEAR(rows[child_tid]["wall"], lifetime_ms, 0.05 * lifetime_ms) << top.out;
+  EXPECT_GT(rows[child_tid]["sleep"], 0.2 * lifetime_ms) << top.out;
+}
+#endif
+
 TEST(RecordOffCpu, ForcedFallbackKeepsPerThreadTimeAndSaysStacksAreMissing) {
   TempDir dir;
   Recorded r = record_waits(dir, {{"TALLY_OFF_CPU_FALLBACK", "1"}});

@@ -20,6 +20,7 @@ struct task_struct {
 } __attribute__((preserve_access_index));
 
 #define MAX_STACK_DEPTH 127
+#define TASK_DEAD 0x80
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -28,19 +29,11 @@ struct {
   __type(value, __u8);
 } target_pids SEC(".maps");
 
-struct switched_out {
-  __u64 start_ns;
-  int user_stack_id;
-  int kernel_stack_id;
-  __u32 reason;
-  __u32 pad;
-};
-
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 65536);
   __type(key, __u32);   // tid
-  __type(value, struct switched_out);
+  __type(value, struct off_cpu_switched_out);
 } starts SEC(".maps");
 
 struct {
@@ -76,18 +69,20 @@ int BPF_PROG(on_switch, _Bool preempt, struct task_struct* prev, struct task_str
              unsigned int prev_state) {
   __u64 now = bpf_ktime_get_ns();
   __u32 prev_tgid = prev->tgid;
-  if (prev->pid != 0 && bpf_map_lookup_elem(&target_pids, &prev_tgid)) {
+  // A thread's last switch-out, after it exited (TASK_DEAD), starts no wait.
+  if (prev->pid != 0 && !(prev_state & TASK_DEAD) && bpf_map_lookup_elem(&target_pids, &prev_tgid)) {
     __u32 tid = prev->pid;
-    struct switched_out out = {};
+    struct off_cpu_switched_out out = {};
     out.start_ns = now;
     // The stacks are prev's: this runs in prev's context, before the switch.
     out.kernel_stack_id = bpf_get_stackid(ctx, &stacks, 0);
     out.user_stack_id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
     out.reason = preempt ? OFF_CPU_PREEMPTED : reason_of(prev_state);
+    out.pid = (int)prev_tgid;
     bpf_map_update_elem(&starts, &tid, &out, BPF_ANY);
   }
   __u32 next_tid = next->pid;
-  struct switched_out* in = bpf_map_lookup_elem(&starts, &next_tid);
+  struct off_cpu_switched_out* in = bpf_map_lookup_elem(&starts, &next_tid);
   if (!in) return 0;
   struct off_cpu_span* span = bpf_ringbuf_reserve(&spans, sizeof(*span), 0);
   if (span) {

@@ -22,4 +22,14 @@ struct off_cpu_span {
   unsigned int cpu_in;          // CPU it was switched in on
 };
 
+// What the program keeps per switched-out thread (map `starts`, by tid) until it is
+// switched in; userspace reads what is left at the end: spans the recording cut.
+struct off_cpu_switched_out {
+  unsigned long long start_ns;
+  int user_stack_id;
+  int kernel_stack_id;
+  unsigned int reason;
+  int pid;
+};
+
 #endif
