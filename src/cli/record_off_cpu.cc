@@ -52,7 +52,7 @@ bool open_off_cpu_bpf(const collect::SamplerConfig& config, OffCpuSetup& setup, 
   else if (asked != "bpf" && config.sampling.call_graph != collect::CallGraphMode::fp)
     why_not = "used with -g fp (its user stacks follow frame pointers)";
   if (why_not.empty()) {
-    auto opened = collect::BpfOffCpu::open(config.pids);
+    auto opened = collect::BpfOffCpu::open(config.pids, /*from_exec=*/true);
     if (opened) {
       setup.bpf = std::move(*opened);
       std::fprintf(stderr, "tally: off-CPU: recorded by a BPF program at sched_switch\n");

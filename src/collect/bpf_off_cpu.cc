@@ -35,14 +35,15 @@ class Recorder final : public BpfOffCpu {
     if (skel_ != nullptr) off_cpu_bpf__destroy(skel_);
   }
 
-  core::Expected<bool> start(std::span<const pid_t> pids) {
+  core::Expected<bool> start(std::span<const pid_t> pids, bool from_exec) {
     libbpf_set_print(quiet_libbpf);
     skel_ = off_cpu_bpf__open_and_load();
     if (skel_ == nullptr) return failure("cannot load the BPF program", errno);
-    const uint8_t yes = 1;
+    // The program's TARGET_AT_EXEC and TARGET_FOLLOWED.
+    const uint8_t state = from_exec ? 2 : 1;
     for (pid_t pid : pids) {
       const auto key = static_cast<uint32_t>(pid);
-      if (bpf_map__update_elem(skel_->maps.target_pids, &key, sizeof(key), &yes, sizeof(yes), BPF_ANY) != 0)
+      if (bpf_map__update_elem(skel_->maps.target_pids, &key, sizeof(key), &state, sizeof(state), BPF_ANY) != 0)
         return failure("cannot set the target processes", errno);
     }
     if (off_cpu_bpf__attach(skel_) != 0) return failure("cannot attach the BPF program", errno);
@@ -157,9 +158,9 @@ class Recorder final : public BpfOffCpu {
 
 bool BpfOffCpu::built() { return true; }
 
-core::Expected<std::unique_ptr<BpfOffCpu>> BpfOffCpu::open(std::span<const pid_t> pids) {
+core::Expected<std::unique_ptr<BpfOffCpu>> BpfOffCpu::open(std::span<const pid_t> pids, bool from_exec) {
   auto recorder = std::make_unique<Recorder>();
-  if (auto started = recorder->start(pids); !started) return started.error();
+  if (auto started = recorder->start(pids, from_exec); !started) return started.error();
   return std::unique_ptr<BpfOffCpu>(std::move(recorder));
 }
 
@@ -171,7 +172,7 @@ namespace tally::collect {
 
 bool BpfOffCpu::built() { return false; }
 
-core::Expected<std::unique_ptr<BpfOffCpu>> BpfOffCpu::open(std::span<const pid_t>) {
+core::Expected<std::unique_ptr<BpfOffCpu>> BpfOffCpu::open(std::span<const pid_t>, bool) {
   return core::Error{"this tally was built without BPF (needs clang, bpftool and libbpf-dev)",
                      core::ErrorKind::unsupported};
 }

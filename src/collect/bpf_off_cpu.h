@@ -39,7 +39,9 @@ class BpfOffCpu {
   // Loads and attaches the program for `pids`; unsupported (with why) when it cannot be
   // (not built, not privileged, no BTF...). Spans are read from a thread of its own
   // until stop().
-  static core::Expected<std::unique_ptr<BpfOffCpu>> open(std::span<const pid_t> pids);
+  // `from_exec`: the processes are followed from their next exec (a command started
+  // held before its exec), as the perf events are enabled on exec.
+  static core::Expected<std::unique_ptr<BpfOffCpu>> open(std::span<const pid_t> pids, bool from_exec);
   virtual ~BpfOffCpu() = default;
 
   // Detaches the program and reads the last spans.

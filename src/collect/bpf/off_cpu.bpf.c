@@ -21,12 +21,14 @@ struct task_struct {
 
 #define MAX_STACK_DEPTH 127
 #define TASK_DEAD 0x80
+#define TARGET_FOLLOWED 1
+#define TARGET_AT_EXEC 2
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 4096);
   __type(key, __u32);   // tgid
-  __type(value, __u8);
+  __type(value, __u8);  // TARGET_FOLLOWED, or TARGET_AT_EXEC: followed from its next exec
 } target_pids SEC(".maps");
 
 struct {
@@ -70,7 +72,9 @@ int BPF_PROG(on_switch, _Bool preempt, struct task_struct* prev, struct task_str
   __u64 now = bpf_ktime_get_ns();
   __u32 prev_tgid = prev->tgid;
   // A thread's last switch-out, after it exited (TASK_DEAD), starts no wait.
-  if (prev->pid != 0 && !(prev_state & TASK_DEAD) && bpf_map_lookup_elem(&target_pids, &prev_tgid)) {
+  __u8* target = prev->pid != 0 && !(prev_state & TASK_DEAD)
+                     ? bpf_map_lookup_elem(&target_pids, &prev_tgid) : 0;
+  if (target && *target == TARGET_FOLLOWED) {
     __u32 tid = prev->pid;
     struct off_cpu_switched_out out = {};
     out.start_ns = now;
@@ -109,8 +113,18 @@ int BPF_PROG(on_fork, struct task_struct* parent, struct task_struct* child) {
   __u32 parent_tgid = parent->tgid;
   if (!bpf_map_lookup_elem(&target_pids, &parent_tgid)) return 0;
   __u32 child_tgid = child->tgid;
-  __u8 yes = 1;
-  bpf_map_update_elem(&target_pids, &child_tgid, &yes, BPF_ANY);
+  __u8 followed = TARGET_FOLLOWED;
+  bpf_map_update_elem(&target_pids, &child_tgid, &followed, BPF_ANY);
+  return 0;
+}
+
+// A command started held is followed from its exec, as perf's enable_on_exec does: before
+// it, it runs tally's code, whose frames its new address space could not name.
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct* task) {
+  __u32 tgid = task->tgid;
+  __u8* target = bpf_map_lookup_elem(&target_pids, &tgid);
+  if (target && *target == TARGET_AT_EXEC) *target = TARGET_FOLLOWED;
   return 0;
 }
 
