@@ -50,6 +50,10 @@ variants=(bare "tally record -g fp" "tally record --off-cpu -g fp"
           "perf record -e sched:sched_switch -g" "perf record -e cpu-clock,sched:sched_switch -g"
           "perf record + report -e sched:sched_switch -g")
 [[ -n ${TALLY_BEFORE:-} ]] && variants+=("before: tally record --off-cpu -g fp")
+# The BPF probe (issue 23; built when TALLY_HAVE_BPF, runs as root): the same spans and
+# stacks accounted in the kernel at sched_switch, one ring-buffer record per span.
+bpf_probe=$build/bench/off_cpu_bpf_record
+[[ -x $bpf_probe && $(id -u) == 0 ]] && variants+=("bpf probe off_cpu_bpf_record")
 for ((i = 1; i <= runs; i++)); do
   measure_run bare "$work/out" "$workload" "$round_trips"
   measure_run "tally record -g fp" "$work/out" "$tally" record -g fp -o "$work/t.pb.gz" -- \
@@ -61,6 +65,9 @@ for ((i = 1; i <= runs; i++)); do
     measure_run "before: tally record --off-cpu -g fp" "$work/out" "$TALLY_BEFORE" record --off-cpu \
       -g fp -o "$work/t.pb.gz" -- "$workload" "$round_trips"
     note_tally "before: tally record --off-cpu -g fp"
+  fi
+  if [[ " ${variants[*]} " == *" bpf probe "* ]]; then
+    measure_run "bpf probe off_cpu_bpf_record" "$work/out" "$bpf_probe" "$workload" "$round_trips"
   fi
   measure_run "tally record --off-cpu --no-timestamps -g fp" "$work/out" "$tally" record --off-cpu \
     --no-timestamps -g fp -o "$work/t.pb.gz" -- "$workload" "$round_trips"

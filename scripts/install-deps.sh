@@ -24,6 +24,7 @@ pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev     # tests and benchmarks
   libunwind-dev                                  # bench_runtime_unwind: libtally's walk against libunwind (gperftools')
   clang libclang-rt-14-dev                       # libFuzzer targets and sanitizer runtimes
+  libbpf-dev bpftool                             # tally record --off-cpu in BPF: the program's skeleton (with clang)
   python3                                        # bench scripts
   libcurl4-openssl-dev                           # tally push / daemon --push: HTTP(S) to fleet stores
   python3-protobuf openssl                       # the push tests: a receiver decoding proto/pyroscope; a test CA

@@ -257,6 +257,7 @@ int run_record(const RecordOptions& opt) {
 
   OffCpuSetup off_cpu;
   if (opt.off_cpu) {
+    if (std::string error; !open_off_cpu_bpf(config, off_cpu, error)) return usage_error(error);
     if (std::string error; !add_off_cpu_events(config, off_cpu, error)) return usage_error(error);
   }
   auto sampler = collect::Sampler::open(config);
@@ -279,7 +280,8 @@ int run_record(const RecordOptions& opt) {
                                        .main_pid = config.pids.empty() ? -1 : config.pids[0],
                                        .off_cpu = opt.off_cpu,
                                        .switch_event = off_cpu.switch_event,
-                                       .timestamps = !opt.no_timestamps};
+                                       .timestamps = !opt.no_timestamps,
+                                       .kernel_spans = off_cpu.bpf != nullptr};
   const collect::EventSpec& first = config.events.front();
   if (opt.period != 0) build.period = static_cast<int64_t>(opt.period);
   else if (first.counts_time()) build.period = static_cast<int64_t>(1'000'000'000 / opt.frequency);
@@ -305,6 +307,12 @@ int run_record(const RecordOptions& opt) {
   }
 
   builder.recording_ended(start_monotonic + static_cast<uint64_t>(loop.seconds * 1e9));
+  if (off_cpu.bpf) {
+    // After the sampler's records (the spans' user frames need the mappings they brought)
+    // and the end (where the spans still open are cut).
+    off_cpu.bpf->stop();
+    off_cpu.bpf->for_each_span([&](const collect::KernelOffCpuSpan& span) { builder.on_kernel_span(span); });
+  }
   const collect::SamplerStats stats = (*sampler)->stats();
   core::Profile profile = builder.finish();
   // After finish(): it adds the off-CPU spans still open.

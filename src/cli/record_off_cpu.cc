@@ -38,6 +38,33 @@ void use_fallback(collect::SamplerConfig& config, OffCpuSetup& setup, std::strin
 
 }  // namespace
 
+bool open_off_cpu_bpf(const collect::SamplerConfig& config, OffCpuSetup& setup, std::string& error) {
+  const char* env = std::getenv("TALLY_OFF_CPU_BACKEND");
+  const std::string_view asked = env != nullptr ? env : "";
+  if (!asked.empty() && asked != "perf" && asked != "bpf") {
+    error = fmt::format("TALLY_OFF_CPU_BACKEND is perf or bpf, not '{}'", asked);
+    return false;
+  }
+  std::string why_not;
+  if (asked == "perf") why_not = "TALLY_OFF_CPU_BACKEND=perf";
+  else if (fallback_forced()) why_not = "TALLY_OFF_CPU_FALLBACK=1";
+  else if (config.target != collect::TargetKind::command) why_not = "used for -- COMMAND only";
+  else if (asked != "bpf" && config.sampling.call_graph != collect::CallGraphMode::fp)
+    why_not = "used with -g fp (its user stacks follow frame pointers)";
+  if (why_not.empty()) {
+    auto opened = collect::BpfOffCpu::open(config.pids, /*from_exec=*/true);
+    if (opened) {
+      setup.bpf = std::move(*opened);
+      std::fprintf(stderr, "tally: off-CPU: recorded by a BPF program at sched_switch\n");
+      return true;
+    }
+    why_not = opened.error().message;
+  }
+  std::fprintf(stderr, "tally: off-CPU: recorded with perf_event_open (BPF not used: %s)\n",
+               why_not.c_str());
+  return true;
+}
+
 bool add_off_cpu_events(collect::SamplerConfig& config, OffCpuSetup& setup, std::string& error) {
   if (!config.events.front().counts_time()) {
     error = fmt::format("--off-cpu adds off-CPU time to on-CPU time: the first event must be "
@@ -49,6 +76,7 @@ bool add_off_cpu_events(collect::SamplerConfig& config, OffCpuSetup& setup, std:
     error = "--off-cpu samples on-CPU time by frequency (-F): -c does not apply";
     return false;
   }
+  if (setup.bpf) return true;
   if (fallback_forced()) {
     use_fallback(config, setup, "TALLY_OFF_CPU_FALLBACK=1 asks for the fallback");
     return true;
@@ -98,6 +126,14 @@ core::Expected<std::unique_ptr<collect::Sampler>> off_cpu_fallback_if_needed(
 void append_off_cpu_summary(std::vector<std::string>& lines, const OffCpuSetup& setup,
                             const collect::ProfileBuilderStats& built,
                             const collect::SamplerStats& sampled, collect::CallGraphMode mode) {
+  if (setup.bpf) {
+    lines.push_back(fmt::format("off-CPU: {} spans from a BPF program at sched_switch (stacks "
+                                "interned in the kernel), lost {} records",
+                                built.off_cpu_spans, setup.bpf->lost()));
+    if (setup.bpf->unstacked())
+      lines.push_back(fmt::format("off-CPU: {} spans had no switch-out stack", setup.bpf->unstacked()));
+    return;
+  }
   std::string how = setup.switch_event != SIZE_MAX
                         ? "a context-switches sample with stack at every switch-out, "
                           "PERF_RECORD_SWITCH for the switch-ins"

@@ -138,6 +138,14 @@ struct ProfileBuilder::State {
     return {stack_pool.data() + stack_ends[id - 1], stack_ends[id] - stack_ends[id - 1]};
   }
   void switch_sample(const SampleRecord& sample, std::span<const uint64_t> frames);
+  const SeenSwitchStack& switch_stack(pid_t pid, std::span<const uint64_t> frames);
+  void load_kernel_symbols();
+  // A stack the BPF program took at sched_switch starts in the program, the tracepoint
+  // and __schedule: how many leaf frames to drop so that it starts in schedule's caller,
+  // as the context-switches sample's does. By the leaf frames, which repeat.
+  static constexpr size_t kSchedulerFramesMax = 6;
+  size_t scheduler_frames(std::span<const uint64_t> frames);
+  std::map<std::array<uint64_t, kSchedulerFramesMax>, size_t> scheduler_frames_by_leaf;
   void close_span(const OffCpuSpan& span);
   void add_closed_spans();
   void add_built_sample(uint32_t tid, bool off_cpu, uint64_t time);
@@ -320,15 +328,35 @@ core::MappingId ProfileBuilder::State::image_mapping(pid_t pid, const ImageMappi
   return it->second;
 }
 
-core::LocationId ProfileBuilder::State::kernel_location(uint64_t address) {
-  if (!kernel_symbols_loaded) {
-    kernel_symbols_loaded = true;
-    if (!options.kallsyms.empty()) kernel_symbols.load(options.kallsyms);
-    kernel_mapping = profile.add_mapping({.start = kKernelSpaceStart,
-                                          .limit = std::numeric_limits<uint64_t>::max(),
-                                          .file = profile.intern("[kernel.kallsyms]"),
-                                          .has_functions = !kernel_symbols.empty()});
+void ProfileBuilder::State::load_kernel_symbols() {
+  if (kernel_symbols_loaded) return;
+  kernel_symbols_loaded = true;
+  if (!options.kallsyms.empty()) kernel_symbols.load(options.kallsyms);
+  kernel_mapping = profile.add_mapping({.start = kKernelSpaceStart,
+                                        .limit = std::numeric_limits<uint64_t>::max(),
+                                        .file = profile.intern("[kernel.kallsyms]"),
+                                        .has_functions = !kernel_symbols.empty()});
+}
+
+size_t ProfileBuilder::State::scheduler_frames(std::span<const uint64_t> frames) {
+  std::array<uint64_t, kSchedulerFramesMax> leaf{};
+  const size_t n = std::min(frames.size(), leaf.size());
+  std::copy_n(frames.begin(), n, leaf.begin());
+  auto [it, added] = scheduler_frames_by_leaf.try_emplace(leaf, 0);
+  if (added) {
+    load_kernel_symbols();
+    for (size_t i = 0; i < n; ++i) {
+      if (frames[i] >= kKernelSpaceStart && kernel_symbols.find(frames[i]) == "__schedule") {
+        it->second = i + 1;
+        break;
+      }
+    }
   }
+  return it->second;
+}
+
+core::LocationId ProfileBuilder::State::kernel_location(uint64_t address) {
+  load_kernel_symbols();
   LocationKey key{kernel_mapping, address};
   auto [it, inserted] = locations.try_emplace(key, 0);
   if (!inserted) return it->second;
@@ -363,7 +391,12 @@ core::LocationId ProfileBuilder::State::location(pid_t pid, uint64_t address) {
 // places, again and again: a stack seen before is looked up by its raw frames.
 void ProfileBuilder::State::switch_sample(const SampleRecord& sample,
                                           std::span<const uint64_t> frames) {
-  const auto pid = static_cast<pid_t>(sample.origin.pid);
+  const SeenSwitchStack& seen = switch_stack(static_cast<pid_t>(sample.origin.pid), frames);
+  spans->switch_sample(sample.origin.pid, sample.origin.tid, seen.stack, seen.reason);
+}
+
+const ProfileBuilder::State::SeenSwitchStack& ProfileBuilder::State::switch_stack(
+    pid_t pid, std::span<const uint64_t> frames) {
   const AddressSpace* space = processes.find(pid);
   const uint64_t generation = space != nullptr ? space->generation() : 0;
   uint64_t h = core::mix64(uint64_t(uint32_t(pid)) ^ (generation << 32) ^ frames.size());
@@ -375,8 +408,7 @@ void ProfileBuilder::State::switch_sample(const SampleRecord& sample,
       continue;
     stats.frames += frames.size();
     stats.unmapped_frames += seen.unmapped;
-    spans->switch_sample(sample.origin.pid, sample.origin.tid, seen.stack, seen.reason);
-    return;
+    return seen;
   }
   const uint64_t unmapped_before = stats.unmapped_frames;
   stack.clear();
@@ -395,7 +427,7 @@ void ProfileBuilder::State::switch_sample(const SampleRecord& sample,
   raw_pool.insert(raw_pool.end(), frames.begin(), frames.end());
   seen_index.emplace(h, static_cast<uint32_t>(seen_switch_stacks.size()));
   seen_switch_stacks.push_back(seen);
-  spans->switch_sample(sample.origin.pid, sample.origin.tid, seen.stack, seen.reason);
+  return seen_switch_stacks.back();
 }
 
 ProfileBuilder::ProfileBuilder(ProfileBuilderOptions options)
@@ -526,7 +558,7 @@ void ProfileBuilder::on_comm(const CommRecord& c) {
   }
   s.comms[static_cast<pid_t>(c.tid)] = s.profile.intern(c.comm);
   // Time 0: made from /proc for a thread that ran before the recording (-p).
-  if (s.spans && c.origin.time == 0) {
+  if (s.spans && c.origin.time == 0 && !s.options.kernel_spans) {
     // Where it waits now, if it waits: from /proc (root only), by name.
     std::vector<core::LocationId> stack;
     std::vector<std::string> names = proc_kernel_stack(static_cast<int>(c.pid), static_cast<int>(c.tid));
@@ -556,6 +588,24 @@ void ProfileBuilder::on_switch(const SwitchRecord& record) {
   if (!s.spans) return;
   s.last_time = std::max(s.last_time, record.origin.time);
   if (auto span = s.spans->switch_record(record)) s.close_span(*span);
+}
+
+void ProfileBuilder::on_kernel_span(const KernelOffCpuSpan& kernel) {
+  State& s = *state_;
+  if (!s.spans) return;
+  const auto pid = static_cast<pid_t>(kernel.pid);
+  OffCpuSpan span{.pid = kernel.pid, .tid = kernel.tid, .start = kernel.start, .end = kernel.end};
+  if (kernel.to_end) {
+    span.end = std::max(kernel.start, s.recording_end ? s.recording_end : s.last_time);
+    span.edge = SpanEdge::to_end;
+  }
+  if (!kernel.frames.empty()) {
+    const auto& seen = s.switch_stack(pid, kernel.frames.subspan(s.scheduler_frames(kernel.frames)));
+    span.stack = seen.stack;
+    span.reason = seen.reason;
+  }
+  if (kernel.preempted) span.reason = OffCpuReason::preempted;
+  s.close_span(span);
 }
 
 void ProfileBuilder::recording_started(uint64_t monotonic_ns) {

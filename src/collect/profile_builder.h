@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "collect/bpf_off_cpu.h"
 #include "collect/event_spec.h"
 #include "collect/perf_open.h"
 #include "collect/sampler.h"
@@ -42,6 +43,9 @@ struct ProfileBuilderOptions {
   // --off-cpu --no-timestamps: no timestamp labels, so that samples of one stack merge and
   // memory grows with distinct stacks again, not with the number of context switches.
   bool timestamps = true;
+  // --off-cpu recorded by the BPF program (collect/bpf_off_cpu.h): spans arrive whole
+  // through on_kernel_span, none from SWITCH records or /proc at the start.
+  bool kernel_spans = false;
 };
 
 struct ProfileBuilderStats {
@@ -67,6 +71,10 @@ class ProfileBuilder : public SampleConsumer {
   void on_fork(const TaskRecord& fork) override;
   void on_exit(const TaskRecord& exit) override;
   void on_switch(const SwitchRecord& record) override;
+  // --off-cpu with kernel_spans: a span the BPF program measured, after the sampler's
+  // records (the mappings of its user frames come from them) and recording_ended (spans
+  // still open end there).
+  void on_kernel_span(const KernelOffCpuSpan& span);
 
   // --off-cpu: when the recording began and ended (CLOCK_MONOTONIC, the events' clock):
   // the timestamp labels count from the start; spans still open at the end are cut there.

@@ -1,0 +1,139 @@
+// off_cpu.bpf.c: off-CPU spans of a set of processes, measured in the kernel. At every
+// sched_switch, a switched-out thread of a target process gets its switch-out time, its
+// user and kernel stack ids and the reason stored by tid; when a thread with a stored
+// start is switched in, one off_cpu_span goes to the ring buffer. Stacks are interned in
+// a stack-trace map, so userspace reads each distinct stack once, not once per switch
+// (the perf_event_open path copies a callchain per switch). Threads and forked children
+// of a target follow: threads share the tgid, children are added on sched_process_fork.
+//
+// Built with clang -target bpf -g -O2 and CO-RE: the few task_struct fields used are
+// declared here with preserve_access_index, so no vmlinux.h of the build machine is needed.
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "off_cpu_span.h"
+
+struct task_struct {
+  int pid;
+  int tgid;
+} __attribute__((preserve_access_index));
+
+#define MAX_STACK_DEPTH 127
+#define TASK_DEAD 0x80
+#define TARGET_FOLLOWED 1
+#define TARGET_AT_EXEC 2
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 4096);
+  __type(key, __u32);   // tgid
+  __type(value, __u8);  // TARGET_FOLLOWED, or TARGET_AT_EXEC: followed from its next exec
+} target_pids SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 65536);
+  __type(key, __u32);   // tid
+  __type(value, struct off_cpu_switched_out);
+} starts SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_STACK_TRACE);
+  __uint(max_entries, 16384);
+  __uint(key_size, sizeof(__u32));
+  __uint(value_size, MAX_STACK_DEPTH * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 8 << 20);
+} spans SEC(".maps");
+
+// Userspace polls on a timer; a wakeup per span would itself cost a context switch per
+// switch. It is woken only when the buffer is filling up.
+#define WAKEUP_AT_BYTES (2 << 20)
+
+// Spans dropped because the ring buffer was full (userspace reads it through the skeleton).
+__u64 lost_spans = 0;
+
+static __always_inline __u32 reason_of(unsigned int prev_state) {
+  switch (prev_state & 0xff) {
+    case 0: return OFF_CPU_PREEMPTED;
+    case 1: return OFF_CPU_INTERRUPTIBLE;
+    case 2: return OFF_CPU_UNINTERRUPTIBLE;
+    default: return OFF_CPU_OTHER;
+  }
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, _Bool preempt, struct task_struct* prev, struct task_struct* next,
+             unsigned int prev_state) {
+  __u64 now = bpf_ktime_get_ns();
+  __u32 prev_tgid = prev->tgid;
+  // A thread's last switch-out, after it exited (TASK_DEAD), starts no wait.
+  __u8* target = prev->pid != 0 && !(prev_state & TASK_DEAD)
+                     ? bpf_map_lookup_elem(&target_pids, &prev_tgid) : 0;
+  if (target && *target == TARGET_FOLLOWED) {
+    __u32 tid = prev->pid;
+    struct off_cpu_switched_out out = {};
+    out.start_ns = now;
+    // The stacks are prev's: this runs in prev's context, before the switch.
+    out.kernel_stack_id = bpf_get_stackid(ctx, &stacks, 0);
+    out.user_stack_id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+    out.reason = preempt ? OFF_CPU_PREEMPTED : reason_of(prev_state);
+    out.pid = (int)prev_tgid;
+    bpf_map_update_elem(&starts, &tid, &out, BPF_ANY);
+  }
+  __u32 next_tid = next->pid;
+  struct off_cpu_switched_out* in = bpf_map_lookup_elem(&starts, &next_tid);
+  if (!in) return 0;
+  struct off_cpu_span* span = bpf_ringbuf_reserve(&spans, sizeof(*span), 0);
+  if (span) {
+    span->start_ns = in->start_ns;
+    span->end_ns = now;
+    span->pid = next->tgid;
+    span->tid = next_tid;
+    span->user_stack_id = in->user_stack_id;
+    span->kernel_stack_id = in->kernel_stack_id;
+    span->reason = in->reason;
+    span->cpu_in = bpf_get_smp_processor_id();
+    __u64 flags = bpf_ringbuf_query(&spans, BPF_RB_AVAIL_DATA) > WAKEUP_AT_BYTES
+                      ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+    bpf_ringbuf_submit(span, flags);
+  } else {
+    __sync_fetch_and_add(&lost_spans, 1);
+  }
+  bpf_map_delete_elem(&starts, &next_tid);
+  return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct* parent, struct task_struct* child) {
+  __u32 parent_tgid = parent->tgid;
+  if (!bpf_map_lookup_elem(&target_pids, &parent_tgid)) return 0;
+  __u32 child_tgid = child->tgid;
+  __u8 followed = TARGET_FOLLOWED;
+  bpf_map_update_elem(&target_pids, &child_tgid, &followed, BPF_ANY);
+  return 0;
+}
+
+// A command started held is followed from its exec, as perf's enable_on_exec does: before
+// it, it runs tally's code, whose frames its new address space could not name.
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct* task) {
+  __u32 tgid = task->tgid;
+  __u8* target = bpf_map_lookup_elem(&target_pids, &tgid);
+  if (target && *target == TARGET_AT_EXEC) *target = TARGET_FOLLOWED;
+  return 0;
+}
+
+// Exited threads leave no stale start behind (tids are reused).
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct* task) {
+  __u32 tid = task->pid;
+  bpf_map_delete_elem(&starts, &tid);
+  return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

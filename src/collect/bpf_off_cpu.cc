@@ -1,0 +1,182 @@
+#include "collect/bpf_off_cpu.h"
+
+#ifdef TALLY_HAVE_BPF
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "collect/bpf/off_cpu_span.h"
+#include "off_cpu.skel.h"
+
+namespace tally::collect {
+
+namespace {
+
+constexpr size_t kMaxStackDepth = 127;  // the program's stack map value: 127 addresses
+
+// libbpf prints its own diagnostics on stderr by default: the recorder says in one line
+// why BPF was not used instead.
+int quiet_libbpf(enum libbpf_print_level, const char*, va_list) { return 0; }
+
+class Recorder final : public BpfOffCpu {
+ public:
+  ~Recorder() override {
+    stop();
+    if (ring_ != nullptr) ring_buffer__free(ring_);
+    if (skel_ != nullptr) off_cpu_bpf__destroy(skel_);
+  }
+
+  core::Expected<bool> start(std::span<const pid_t> pids, bool from_exec) {
+    libbpf_set_print(quiet_libbpf);
+    skel_ = off_cpu_bpf__open_and_load();
+    if (skel_ == nullptr) return failure("cannot load the BPF program", errno);
+    // The program's TARGET_AT_EXEC and TARGET_FOLLOWED.
+    const uint8_t state = from_exec ? 2 : 1;
+    for (pid_t pid : pids) {
+      const auto key = static_cast<uint32_t>(pid);
+      if (bpf_map__update_elem(skel_->maps.target_pids, &key, sizeof(key), &state, sizeof(state), BPF_ANY) != 0)
+        return failure("cannot set the target processes", errno);
+    }
+    if (off_cpu_bpf__attach(skel_) != 0) return failure("cannot attach the BPF program", errno);
+    ring_ = ring_buffer__new(bpf_map__fd(skel_->maps.spans), on_record, this, nullptr);
+    if (ring_ == nullptr) return failure("cannot read the BPF ring buffer", errno);
+    reader_ = std::thread([this] {
+      // The program wakes the reader only when the buffer fills; a timer does the rest.
+      while (!stopping_.load(std::memory_order_relaxed)) ring_buffer__poll(ring_, 100);
+    });
+    return true;
+  }
+
+  void stop() override {
+    if (stopped_) return;
+    stopped_ = true;
+    stopping_ = true;
+    if (reader_.joinable()) reader_.join();
+    if (skel_ != nullptr) {
+      off_cpu_bpf__detach(skel_);
+      if (ring_ != nullptr) ring_buffer__consume(ring_);
+      lost_ = skel_->bss->lost_spans;
+      read_open_spans();
+    }
+  }
+
+  void for_each_span(const std::function<void(const KernelOffCpuSpan&)>& visit) override {
+    const int stacks_fd = skel_ != nullptr ? bpf_map__fd(skel_->maps.stacks) : -1;
+    std::vector<uint64_t> frames;
+    for (const off_cpu_span& raw : spans_) {
+      const bool to_end = raw.end_ns == 0;
+      frames.clear();
+      append_stack(stacks_fd, raw.kernel_stack_id, frames);
+      append_stack(stacks_fd, raw.user_stack_id, frames);
+      if (frames.empty()) ++unstacked_;
+      visit({.pid = static_cast<uint32_t>(raw.pid),
+             .tid = static_cast<uint32_t>(raw.tid),
+             .start = raw.start_ns,
+             .end = raw.end_ns,
+             .preempted = raw.reason == OFF_CPU_PREEMPTED,
+             .to_end = to_end,
+             .frames = frames});
+    }
+  }
+
+  uint64_t lost() const override { return lost_; }
+  uint64_t unstacked() const override { return unstacked_; }
+
+ private:
+  static core::Error failure(const char* what, int error) {
+    return core::Error{fmt::format("{}: {}", what, std::strerror(error)), core::ErrorKind::unsupported};
+  }
+
+  // The threads switched out and not back when the program stopped: spans the end of
+  // the recording cuts (end_ns 0).
+  void read_open_spans() {
+    const int fd = bpf_map__fd(skel_->maps.starts);
+    uint32_t key = 0, next = 0;
+    const uint32_t* previous = nullptr;
+    while (bpf_map_get_next_key(fd, previous, &next) == 0) {
+      off_cpu_switched_out out{};
+      if (bpf_map_lookup_elem(fd, &next, &out) == 0) {
+        spans_.push_back({.start_ns = out.start_ns,
+                          .end_ns = 0,
+                          .pid = out.pid,
+                          .tid = static_cast<int>(next),
+                          .user_stack_id = out.user_stack_id,
+                          .kernel_stack_id = out.kernel_stack_id,
+                          .reason = out.reason,
+                          .cpu_in = 0});
+      }
+      key = next;
+      previous = &key;
+    }
+  }
+
+  static int on_record(void* context, void* data, size_t size) {
+    if (size < sizeof(off_cpu_span)) return 0;
+    off_cpu_span span;
+    std::memcpy(&span, data, sizeof(span));
+    static_cast<Recorder*>(context)->spans_.push_back(span);
+    return 0;
+  }
+
+  // One map lookup per distinct stack id: spans share a few stacks.
+  void append_stack(int fd, int id, std::vector<uint64_t>& frames) {
+    if (id < 0 || fd < 0) return;
+    auto [it, added] = stacks_.try_emplace(id);
+    if (added) {
+      std::vector<uint64_t> addresses(kMaxStackDepth, 0);
+      const auto key = static_cast<uint32_t>(id);
+      if (bpf_map_lookup_elem(fd, &key, addresses.data()) == 0) {
+        for (uint64_t pc : addresses) {
+          if (pc == 0) break;
+          it->second.push_back(pc);
+        }
+      }
+    }
+    frames.insert(frames.end(), it->second.begin(), it->second.end());
+  }
+
+  off_cpu_bpf* skel_ = nullptr;
+  ring_buffer* ring_ = nullptr;
+  std::thread reader_;
+  std::atomic<bool> stopping_{false};
+  bool stopped_ = false;
+  std::vector<off_cpu_span> spans_;  // written by the reader thread until stop()
+  std::unordered_map<int, std::vector<uint64_t>> stacks_;
+  uint64_t lost_ = 0, unstacked_ = 0;
+};
+
+}  // namespace
+
+bool BpfOffCpu::built() { return true; }
+
+core::Expected<std::unique_ptr<BpfOffCpu>> BpfOffCpu::open(std::span<const pid_t> pids, bool from_exec) {
+  auto recorder = std::make_unique<Recorder>();
+  if (auto started = recorder->start(pids, from_exec); !started) return started.error();
+  return std::unique_ptr<BpfOffCpu>(std::move(recorder));
+}
+
+}  // namespace tally::collect
+
+#else
+
+namespace tally::collect {
+
+bool BpfOffCpu::built() { return false; }
+
+core::Expected<std::unique_ptr<BpfOffCpu>> BpfOffCpu::open(std::span<const pid_t>, bool) {
+  return core::Error{"this tally was built without BPF (needs clang, bpftool and libbpf-dev)",
+                     core::ErrorKind::unsupported};
+}
+
+}  // namespace tally::collect
+
+#endif
