@@ -132,6 +132,10 @@ void append_off_cpu_summary(std::vector<std::string>& lines, const OffCpuSetup& 
                                 built.off_cpu_spans, setup.bpf->lost()));
     if (setup.bpf->unstacked())
       lines.push_back(fmt::format("off-CPU: {} spans had no switch-out stack", setup.bpf->unstacked()));
+    if (setup.bpf->without_user_stack())
+      lines.push_back(fmt::format("off-CPU: {} spans have kernel frames only (the BPF stack map was "
+                                  "full or two stacks shared a bucket)",
+                                  setup.bpf->without_user_stack()));
     return;
   }
   std::string how = setup.switch_event != SIZE_MAX

@@ -50,6 +50,9 @@ class BpfOffCpu {
   virtual void for_each_span(const std::function<void(const KernelOffCpuSpan&)>& visit) = 0;
   virtual uint64_t lost() const = 0;       // spans dropped: the ring buffer was full
   virtual uint64_t unstacked() const = 0;  // spans whose stack could not be captured
+  // Spans with kernel frames only: the user stack was not captured (the kernel's stack map
+  // is full, or another stack holds its hash bucket: bpf_get_stackid's EEXIST).
+  virtual uint64_t without_user_stack() const = 0;
 };
 
 }  // namespace tally::collect
