@@ -21,6 +21,33 @@ struct StackReader {
   }
 };
 
+// A callee-saved register as the walk knows it in the current frame.
+struct TrackedRegister {
+  uintptr_t value = 0;
+  bool known = true;
+};
+
+// The caller's value of a register, by its rule in this frame: `cfa` and `fp` (this
+// frame's rbp) locate the save. False on a failed stack read.
+bool restore_register(const StackReader& stack, SavedRule rule, int64_t offset, uintptr_t cfa,
+                      const TrackedRegister& fp, TrackedRegister* reg) {
+  switch (rule) {
+    case SavedRule::same: return true;
+    case SavedRule::at_cfa:
+      reg->known = true;
+      return stack.read(cfa + static_cast<uintptr_t>(offset), &reg->value);
+    case SavedRule::at_rbp:
+      if (!fp.known) {
+        reg->known = false;
+        return true;
+      }
+      reg->known = true;
+      return stack.read(fp.value + static_cast<uintptr_t>(offset), &reg->value);
+    case SavedRule::lost: reg->known = false; return true;
+  }
+  return true;
+}
+
 #if defined(__x86_64__)
 constexpr size_t kSavedRegisters = offsetof(ucontext_t, uc_mcontext) + offsetof(mcontext_t, gregs);
 constexpr size_t saved_register(int index) { return kSavedRegisters + sizeof(greg_t) * static_cast<size_t>(index); }
@@ -36,9 +63,9 @@ int walk_stack_cfi(const UnwindIndex* index, const Registers& registers,
   pcs[depth++] = registers.pc;
 #if defined(__x86_64__)
   StackReader stack{bounds};
-  uintptr_t pc = registers.pc, sp = registers.sp, fp = registers.fp;
+  uintptr_t pc = registers.pc, sp = registers.sp;
+  TrackedRegister fp{registers.fp}, bx{registers.bx};
   bool exact_pc = true;  // the interrupted pc, not a return address
-  bool fp_known = true;
   for (;;) {
     if (exact_pc && index != nullptr && pc >= index->swapcontext_start && pc < index->swapcontext_end) {
       *cut = StackCut::stack_switch;
@@ -68,10 +95,11 @@ int walk_stack_cfi(const UnwindIndex* index, const Registers& registers,
     }
     if (row->kind == RuleKind::signal) {
       // rsp points at the ucontext_t the kernel saved (the handler returned into here).
-      uintptr_t saved_pc, saved_sp, saved_fp;
+      uintptr_t saved_pc, saved_sp, saved_fp, saved_bx;
       if (!stack.read(sp + saved_register(REG_RIP), &saved_pc) ||
           !stack.read(sp + saved_register(REG_RSP), &saved_sp) ||
-          !stack.read(sp + saved_register(REG_RBP), &saved_fp)) {
+          !stack.read(sp + saved_register(REG_RBP), &saved_fp) ||
+          !stack.read(sp + saved_register(REG_RBX), &saved_bx)) {
         *cut = StackCut::bad_stack;
         break;
       }
@@ -79,22 +107,27 @@ int walk_stack_cfi(const UnwindIndex* index, const Registers& registers,
         *cut = StackCut::too_deep;
         break;
       }
-      pc = saved_pc, sp = saved_sp, fp = saved_fp;
+      pc = saved_pc, sp = saved_sp, fp = {saved_fp}, bx = {saved_bx};
       exact_pc = true;
-      fp_known = true;
       pcs[depth++] = pc;
       continue;
     }
     uintptr_t cfa;
-    if (row->kind == RuleKind::cfa_rbp) {
-      if (!fp_known) {
+    const auto offset = static_cast<uintptr_t>(static_cast<intptr_t>(row->cfa_offset));
+    if (row->kind == RuleKind::cfa_rbp || row->kind == RuleKind::cfa_rbx || row->kind == RuleKind::cfa_at_rbp) {
+      const TrackedRegister& base = row->kind == RuleKind::cfa_rbx ? bx : fp;
+      if (!base.known) {
         *cut = StackCut::unsupported;
         break;
       }
-      cfa = fp + static_cast<intptr_t>(row->cfa_offset);
+      cfa = base.value + offset;
+      if (row->kind == RuleKind::cfa_at_rbp && !stack.read(cfa, &cfa)) {
+        *cut = StackCut::bad_stack;
+        break;
+      }
     } else {
       cfa = sp + static_cast<intptr_t>(row->cfa_offset);
-      if (row->kind == RuleKind::plt && (pc & 15) >= static_cast<uintptr_t>(row->rbp_offset)) cfa += 8;
+      if (row->kind == RuleKind::plt && (pc & 15) >= static_cast<uintptr_t>(row->plt_threshold())) cfa += 8;
     }
     if (cfa <= sp) {
       *cut = StackCut::no_progress;
@@ -105,13 +138,12 @@ int walk_stack_cfi(const UnwindIndex* index, const Registers& registers,
       *cut = StackCut::bad_stack;
       break;
     }
-    if (row->rbp == RbpRule::at_cfa) {
-      if (!stack.read(cfa + row->rbp_offset, &fp)) {
-        *cut = StackCut::bad_stack;
-        break;
-      }
-    } else if (row->rbp == RbpRule::lost) {
-      fp_known = false;
+    // rbx first: its save may be found from this frame's rbp.
+    const TrackedRegister frame_fp = fp;
+    if (!restore_register(stack, row->rbx(), row->rbx_offset(), cfa, frame_fp, &bx) ||
+        !restore_register(stack, row->rbp(), row->rbp_offset(), cfa, frame_fp, &fp)) {
+      *cut = StackCut::bad_stack;
+      break;
     }
     if (return_address == 0) break;  // a thread's outermost frame without CFI saying so
     if (depth >= max_depth - 1) {

@@ -1,6 +1,8 @@
 // The signal handler's CFI walk: from the interrupted registers, each frame's rule is
-// looked up in the published unwind index (unwind_index.h) and applied: CFA from rsp or
-// rbp (a frame-pointer frame), the return address at CFA-8, rbp where the CFI saved it.
+// looked up in the published unwind index (unwind_index.h) and applied: CFA from rsp, rbp
+// (a frame-pointer frame), rbx (ld.so's lazy-binding trampoline, which realigns the stack)
+// or loaded from rbp - 8 (GCC's realigning prologue), the return address at CFA-8, rbp and
+// rbx where the CFI saved them (the CFA of a frame in rbx needs the value its callees saved).
 // Signal trampolines (__restore_rt) continue from the interrupted registers saved in the
 // signal frame; PLT stubs use their CFA expression. A ucontext coroutine's stack ends at
 // __start_context (makecontext's pushed return address); code that switches stacks
