@@ -21,31 +21,10 @@ struct StackReader {
   }
 };
 
-// A callee-saved register as the walk knows it in the current frame.
-struct TrackedRegister {
-  uintptr_t value = 0;
-  bool known = true;
-};
-
-// The caller's value of a register, by its rule in this frame: `cfa` and `fp` (this
-// frame's rbp) locate the save. False on a failed stack read.
-bool restore_register(const StackReader& stack, SavedRule rule, int64_t offset, uintptr_t cfa,
-                      const TrackedRegister& fp, TrackedRegister* reg) {
-  switch (rule) {
-    case SavedRule::same: return true;
-    case SavedRule::at_cfa:
-      reg->known = true;
-      return stack.read(cfa + static_cast<uintptr_t>(offset), &reg->value);
-    case SavedRule::at_rbp:
-      if (!fp.known) {
-        reg->known = false;
-        return true;
-      }
-      reg->known = true;
-      return stack.read(fp.value + static_cast<uintptr_t>(offset), &reg->value);
-    case SavedRule::lost: reg->known = false; return true;
-  }
-  return true;
+bool in_context_switch(const UnwindIndex& index, uintptr_t pc) {
+  for (const auto& range : index.context_switches)
+    if (pc >= range.start && pc < range.end) return true;
+  return false;
 }
 
 #if defined(__x86_64__)
@@ -64,10 +43,15 @@ int walk_stack_cfi(const UnwindIndex* index, const Registers& registers,
 #if defined(__x86_64__)
   StackReader stack{bounds};
   uintptr_t pc = registers.pc, sp = registers.sp;
-  TrackedRegister fp{registers.fp}, bx{registers.bx};
+  uintptr_t fp = registers.fp;
+  bool fp_known = true;
+  // rbx is needed only by a CFA kept in it (ld.so's trampoline): its save is read then,
+  // not at every frame. bx_save: the stack address holding the current rbx, or 0 (bx has it).
+  uintptr_t bx = registers.bx, bx_save = 0;
+  bool bx_known = true;
   bool exact_pc = true;  // the interrupted pc, not a return address
   for (;;) {
-    if (exact_pc && index != nullptr && pc >= index->swapcontext_start && pc < index->swapcontext_end) {
+    if (exact_pc && index != nullptr && in_context_switch(*index, pc)) {
       *cut = StackCut::stack_switch;
       break;
     }
@@ -95,11 +79,10 @@ int walk_stack_cfi(const UnwindIndex* index, const Registers& registers,
     }
     if (row->kind == RuleKind::signal) {
       // rsp points at the ucontext_t the kernel saved (the handler returned into here).
-      uintptr_t saved_pc, saved_sp, saved_fp, saved_bx;
+      uintptr_t saved_pc, saved_sp, saved_fp;
       if (!stack.read(sp + saved_register(REG_RIP), &saved_pc) ||
           !stack.read(sp + saved_register(REG_RSP), &saved_sp) ||
-          !stack.read(sp + saved_register(REG_RBP), &saved_fp) ||
-          !stack.read(sp + saved_register(REG_RBX), &saved_bx)) {
+          !stack.read(sp + saved_register(REG_RBP), &saved_fp)) {
         *cut = StackCut::bad_stack;
         break;
       }
@@ -107,27 +90,42 @@ int walk_stack_cfi(const UnwindIndex* index, const Registers& registers,
         *cut = StackCut::too_deep;
         break;
       }
-      pc = saved_pc, sp = saved_sp, fp = {saved_fp}, bx = {saved_bx};
+      bx_save = sp + saved_register(REG_RBX);  // read if needed
+      bx_known = true;
+      pc = saved_pc, sp = saved_sp, fp = saved_fp;
+      fp_known = true;
       exact_pc = true;
       pcs[depth++] = pc;
       continue;
     }
     uintptr_t cfa;
     const auto offset = static_cast<uintptr_t>(static_cast<intptr_t>(row->cfa_offset));
-    if (row->kind == RuleKind::cfa_rbp || row->kind == RuleKind::cfa_rbx || row->kind == RuleKind::cfa_at_rbp) {
-      const TrackedRegister& base = row->kind == RuleKind::cfa_rbx ? bx : fp;
-      if (!base.known) {
+    if (row->kind == RuleKind::cfa_rsp || row->kind == RuleKind::plt) {
+      cfa = sp + offset;
+      if (row->kind == RuleKind::plt && (pc & 15) >= static_cast<uintptr_t>(row->plt_threshold())) cfa += 8;
+    } else if (row->kind == RuleKind::cfa_rbx) {
+      if (!bx_known) {
         *cut = StackCut::unsupported;
         break;
       }
-      cfa = base.value + offset;
+      if (bx_save != 0) {
+        if (!stack.read(bx_save, &bx)) {
+          *cut = StackCut::bad_stack;
+          break;
+        }
+        bx_save = 0;
+      }
+      cfa = bx + offset;
+    } else {  // cfa_rbp, cfa_at_rbp
+      if (!fp_known) {
+        *cut = StackCut::unsupported;
+        break;
+      }
+      cfa = fp + offset;
       if (row->kind == RuleKind::cfa_at_rbp && !stack.read(cfa, &cfa)) {
         *cut = StackCut::bad_stack;
         break;
       }
-    } else {
-      cfa = sp + static_cast<intptr_t>(row->cfa_offset);
-      if (row->kind == RuleKind::plt && (pc & 15) >= static_cast<uintptr_t>(row->plt_threshold())) cfa += 8;
     }
     if (cfa <= sp) {
       *cut = StackCut::no_progress;
@@ -138,13 +136,29 @@ int walk_stack_cfi(const UnwindIndex* index, const Registers& registers,
       *cut = StackCut::bad_stack;
       break;
     }
-    // rbx first: its save may be found from this frame's rbp.
-    const TrackedRegister frame_fp = fp;
-    if (!restore_register(stack, row->rbx(), row->rbx_offset(), cfa, frame_fp, &bx) ||
-        !restore_register(stack, row->rbp(), row->rbp_offset(), cfa, frame_fp, &fp)) {
-      *cut = StackCut::bad_stack;
-      break;
+    // rbx first: its save may be found from this frame's rbp. rbp is read at once (most
+    // frames that need it are frame-pointer ones).
+    // rbx first: its save may be found from this frame's rbp. The usual rules first.
+    const SavedRule rbx_rule = row->rbx(), rbp_rule = row->rbp();
+    if (rbx_rule == SavedRule::at_cfa) {
+      bx_save = cfa + static_cast<uintptr_t>(row->rbx_offset());
+      bx_known = true;
+    } else if (rbx_rule == SavedRule::at_rbp) {
+      bx_save = fp + static_cast<uintptr_t>(row->rbx_offset());
+      bx_known = fp_known;
+    } else if (rbx_rule == SavedRule::lost) {
+      bx_known = false;
     }
+    if (rbp_rule == SavedRule::at_cfa || (rbp_rule == SavedRule::at_rbp && fp_known)) {
+      uintptr_t base = rbp_rule == SavedRule::at_cfa ? cfa : fp;
+      if (!stack.read(base + static_cast<uintptr_t>(row->rbp_offset()), &fp)) {
+        *cut = StackCut::bad_stack;
+        break;
+      }
+      fp_known = true;
+    } else if (rbp_rule == SavedRule::lost) {
+      fp_known = false;
+    }  // at_rbp with rbp unknown: stays unknown
     if (return_address == 0) break;  // a thread's outermost frame without CFI saying so
     if (depth >= max_depth - 1) {
       *cut = StackCut::too_deep;

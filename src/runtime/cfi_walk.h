@@ -6,7 +6,8 @@
 // Signal trampolines (__restore_rt) continue from the interrupted registers saved in the
 // signal frame; PLT stubs use their CFA expression. A ucontext coroutine's stack ends at
 // __start_context (makecontext's pushed return address); code that switches stacks
-// (__longjmp, setcontext, vfork's return) ends the walk as a cut (StackCut::stack_switch). Every stack load is checked against
+// (__longjmp, setcontext, vfork's return), and a sample in swapcontext or setcontext, ends the
+// walk as a cut (StackCut::stack_switch). Every stack load is checked against
 // the thread's stack bounds, and one outside them goes through process_vm_readv (a failed
 // read, never a fault). No allocation, no lock: async-signal-safe.
 #pragma once

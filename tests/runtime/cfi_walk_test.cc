@@ -62,6 +62,7 @@ class Index {
     index_->count = rows.size();
   }
   const UnwindIndex* get() const { return index_; }
+  UnwindIndex* get() { return index_; }
 
  private:
   std::vector<unsigned char> memory_;
@@ -207,6 +208,22 @@ TEST_F(CfiWalk, CfaInRbxUsesTheRbxTheCalleeSaved) {
   EXPECT_EQ(pcs_[2], stack_cut_frame(StackCut::unsupported));
 }
 
+// A signal handler that interrupted the trampoline: its rbx comes from the signal frame.
+TEST_F(CfiWalk, CfaInRbxAfterASignalFrameUsesTheSavedRbx) {
+  stack_[1] = kTrampoline + 1;
+  auto* context = reinterpret_cast<ucontext_t*>(at(2));
+  context->uc_mcontext.gregs[REG_RIP] = static_cast<greg_t>(kRbxCfa + 8);
+  context->uc_mcontext.gregs[REG_RSP] = static_cast<greg_t>(at(300));
+  context->uc_mcontext.gregs[REG_RBX] = static_cast<greg_t>(at(320));
+  stack_[323] = kRoot + 8;  // CFA = rbx + 32 = at(324)
+  StackCut cut;
+  int depth = walk({kFrameless + 4, at(0), 0, 0x777}, &cut);
+  EXPECT_EQ(cut, StackCut::none);
+  ASSERT_EQ(depth, 4);
+  EXPECT_EQ(pcs_[2], kRbxCfa + 8);
+  EXPECT_EQ(pcs_[3], kRoot + 8);
+}
+
 // GCC's realigning prologue: the CFA is loaded from rbp - 8 (the DRAP register's save),
 // rbp and rbx saved at rbp-relative addresses; the caller after it keeps its CFA in rbx.
 TEST_F(CfiWalk, CfaLoadedFromTheFrameAndRegistersSavedByRbp) {
@@ -226,6 +243,23 @@ TEST_F(CfiWalk, CfaLoadedFromTheFrameAndRegistersSavedByRbp) {
   depth = walk({kRealigned + 0x20, at(2), at(0) + (uintptr_t{1} << 44), 0}, &cut);
   EXPECT_EQ(cut, StackCut::bad_stack);
   EXPECT_EQ(depth, 2);
+}
+
+// swapcontext and setcontext (found by symbol when the index is built): a sample in them is
+// a stack switch, whatever their rules say; a return address in them is walked.
+TEST_F(CfiWalk, SamplesInContextSwitchesAreCut) {
+  index_.get()->context_switches[1] = {kFrameless, kFrameless + 0x100};  // "setcontext"
+  StackCut cut;
+  ASSERT_EQ(walk({kFrameless + 4, at(0), 0}, &cut), 2);
+  EXPECT_EQ(cut, StackCut::stack_switch);
+  EXPECT_EQ(pcs_[1], stack_cut_frame(StackCut::stack_switch));
+  stack_[2] = at(4);               // kFramePointer's frame (rbp = at(2)): saved rbp,
+  stack_[3] = kFrameless + 0x40;   // and a return address into "setcontext": walked on
+  stack_[5] = kRoot + 0x30;
+  ASSERT_EQ(walk({kFramePointer + 4, at(0), at(2)}, &cut), 3);
+  EXPECT_EQ(cut, StackCut::none);
+  EXPECT_EQ(pcs_[1], kFrameless + 0x40);
+  EXPECT_EQ(pcs_[2], kRoot + 0x30);
 }
 
 TEST_F(CfiWalk, NoIndexCutsAtTheLeaf) {
