@@ -60,7 +60,7 @@ struct UnwindRow {
     bool saved = rule == SavedRule::at_cfa || rule == SavedRule::at_rbp;
     if (saved && (offset % 8 != 0 || offset / 8 < -127 || offset / 8 > 127)) rule = SavedRule::lost;
     saved_rules = static_cast<uint8_t>((saved_rules & ~(3u << shift)) | (static_cast<unsigned>(rule) << shift));
-    return rule == SavedRule::at_cfa || rule == SavedRule::at_rbp ? static_cast<int8_t>(offset / 8) : 0;
+    return static_cast<int8_t>(rule == SavedRule::at_cfa || rule == SavedRule::at_rbp ? offset / 8 : 0);
   }
 };
 static_assert(sizeof(UnwindRow) == 16, "the index's memory: see above");
