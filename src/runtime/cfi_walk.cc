@@ -136,9 +136,8 @@ int walk_stack_cfi(const UnwindIndex* index, const Registers& registers,
       *cut = StackCut::bad_stack;
       break;
     }
-    // rbx first: its save may be found from this frame's rbp. rbp is read at once (most
-    // frames that need it are frame-pointer ones).
-    // rbx first: its save may be found from this frame's rbp. The usual rules first.
+    // The caller's rbx and rbp, the usual rules tested first; rbx first (its save may be
+    // found from this frame's rbp). rbp is read at once: frame-pointer frames need it.
     const SavedRule rbx_rule = row->rbx(), rbp_rule = row->rbp();
     if (rbx_rule == SavedRule::at_cfa) {
       bx_save = cfa + static_cast<uintptr_t>(row->rbx_offset());
