@@ -2,7 +2,7 @@
 // as a .debug_frame (the input's first byte chooses): in a profiled process it reads every
 // loaded image's sections, whatever produced them. It may
 // stop with an error; the rows it gives, sorted, must be strictly ordered and each found
-// by its own address.
+// by its own address, their saved-register rules consistent.
 #include <cstdint>
 #include <vector>
 
@@ -38,6 +38,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } else {
       FUZZ_CHECK(found == &rows[i], "a row's address finds that row");
     }
+    // A saved-register rule without a save carries no offset (rows compare equal by fields).
+    const UnwindRow& row = rows[i];
+    bool rbx_saved = row.rbx() == SavedRule::at_cfa || row.rbx() == SavedRule::at_rbp;
+    bool rbp_saved = row.rbp() == SavedRule::at_cfa || row.rbp() == SavedRule::at_rbp;
+    FUZZ_CHECK(rbx_saved || row.rbx_slot == 0, "rbx: an offset only when saved");
+    FUZZ_CHECK(rbp_saved || row.kind == RuleKind::plt || row.rbp_slot == 0, "rbp: an offset only when saved");
   }
   return 0;
 }

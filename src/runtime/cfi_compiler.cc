@@ -7,6 +7,7 @@ namespace tally::runtime {
 namespace {
 
 // DWARF register numbers of x86-64.
+constexpr uint64_t kRbx = 3;
 constexpr uint64_t kRbp = 6;
 constexpr uint64_t kRsp = 7;
 constexpr uint64_t kReturnAddress = 16;
@@ -111,8 +112,9 @@ struct Cie {
   size_t instructions_end = 0;
 };
 
-enum class CfaKind : uint8_t { rsp, rbp, plt, other_register, other };
-enum class SavedAt : uint8_t { same, cfa_offset, undefined, in_register, other };
+enum class CfaKind : uint8_t { rsp, rbp, rbx, plt, deref_rbp, other_register, other };
+// rbp_offset: DW_CFA_expression's DW_OP_breg6 N alone (saved at rbp + N).
+enum class SavedAt : uint8_t { same, cfa_offset, rbp_offset, undefined, in_register, other };
 
 struct State {
   CfaKind cfa = CfaKind::rsp;
@@ -120,6 +122,8 @@ struct State {
   int64_t plt_threshold = 0;
   SavedAt rbp = SavedAt::same;
   int64_t rbp_offset = 0;
+  SavedAt rbx = SavedAt::same;
+  int64_t rbx_offset = 0;
   SavedAt ra = SavedAt::cfa_offset;
   int64_t ra_offset = -8;
   bool operator==(const State&) const = default;
@@ -147,6 +151,36 @@ bool match_plt_expression(const uint8_t* expression, size_t length, State& state
   return true;
 }
 
+// GCC's stack-realigning prologue (a DRAP register, pushed below the saved rbp):
+// DW_OP_breg6 (rbp) N; DW_OP_deref, i.e. CFA = *(rbp + N).
+bool match_deref_rbp_expression(const uint8_t* expression, size_t length, State& state) {
+  Cursor cursor{expression, 0, length};
+  if (cursor.u8() != 0x76) return false;
+  int64_t offset = cursor.sleb();
+  if (cursor.u8() != 0x06 || cursor.failed || cursor.position != length) return false;
+  state.cfa = CfaKind::deref_rbp;
+  state.cfa_offset = offset;
+  return true;
+}
+
+// A register rule's expression (DW_CFA_expression: the address it is saved at): rbp + N
+// (DW_OP_breg6 N), as realigned frames save registers; *offset = N.
+bool match_saved_at_rbp(const uint8_t* expression, size_t length, int64_t* offset) {
+  Cursor cursor{expression, 0, length};
+  if (cursor.u8() != 0x76) return false;
+  *offset = cursor.sleb();
+  return !cursor.failed && cursor.position == length;
+}
+
+SavedRule saved_rule_of(SavedAt saved) {
+  switch (saved) {
+    case SavedAt::same: return SavedRule::same;
+    case SavedAt::cfa_offset: return SavedRule::at_cfa;
+    case SavedAt::rbp_offset: return SavedRule::at_rbp;
+    default: return SavedRule::lost;
+  }
+}
+
 UnwindRow row_of(const State& state, uint64_t address, bool signal_frame) {
   UnwindRow row;
   row.address = address;
@@ -160,9 +194,11 @@ UnwindRow row_of(const State& state, uint64_t address, bool signal_frame) {
   }
   // Code between stacks: the return address kept in a register (vfork's return, __longjmp),
   // or the CFA in another register with the return address not just below it (setcontext).
-  // A realigning prologue's CFA in r10 keeps the return address at CFA-8: unsupported.
+  // A realigning prologue's CFA in r10 keeps the return address at CFA-8: unsupported
+  // (a few instructions of the prologue; the CFA is *(rbp-8) once it has saved r10).
   bool ra_below_cfa = state.ra == SavedAt::cfa_offset && state.ra_offset == -8;
-  if (state.ra == SavedAt::in_register || (state.cfa == CfaKind::other_register && !ra_below_cfa)) {
+  bool cfa_elsewhere = state.cfa == CfaKind::other_register || state.cfa == CfaKind::rbx;
+  if (state.ra == SavedAt::in_register || (cfa_elsewhere && !ra_below_cfa)) {
     row.kind = RuleKind::stack_switch;
     return row;
   }
@@ -175,19 +211,17 @@ UnwindRow row_of(const State& state, uint64_t address, bool signal_frame) {
   switch (state.cfa) {
     case CfaKind::rsp: row.kind = RuleKind::cfa_rsp; break;
     case CfaKind::rbp: row.kind = RuleKind::cfa_rbp; break;
+    case CfaKind::rbx: row.kind = RuleKind::cfa_rbx; break;
+    case CfaKind::deref_rbp: row.kind = RuleKind::cfa_at_rbp; break;
     case CfaKind::plt:
       row.kind = RuleKind::plt;
-      row.rbp_offset = static_cast<int16_t>(state.plt_threshold);
+      row.rbp_slot = static_cast<int8_t>(state.plt_threshold);
       return row;  // PLT stubs do not touch rbp
     case CfaKind::other_register:
     case CfaKind::other: row.kind = RuleKind::unsupported; return row;
   }
-  if (state.rbp == SavedAt::cfa_offset && state.rbp_offset >= INT16_MIN && state.rbp_offset <= INT16_MAX) {
-    row.rbp = RbpRule::at_cfa;
-    row.rbp_offset = static_cast<int16_t>(state.rbp_offset);
-  } else if (state.rbp != SavedAt::same) {
-    row.rbp = RbpRule::lost;
-  }
+  row.set_rbp(saved_rule_of(state.rbp), state.rbp_offset);
+  row.set_rbx(saved_rule_of(state.rbx), state.rbx_offset);
   return row;
 }
 
@@ -207,6 +241,9 @@ struct Interpreter {
     if (reg == kRbp) {
       state.rbp = rule;
       state.rbp_offset = offset;
+    } else if (reg == kRbx) {
+      state.rbx = rule;
+      state.rbx_offset = offset;
     } else if (reg == cie.return_register) {
       state.ra = rule;
       state.ra_offset = offset;
@@ -217,6 +254,9 @@ struct Interpreter {
     if (reg == kRbp) {
       state.rbp = initial->rbp;
       state.rbp_offset = initial->rbp_offset;
+    } else if (reg == kRbx) {
+      state.rbx = initial->rbx;
+      state.rbx_offset = initial->rbx_offset;
     } else if (reg == cie.return_register) {
       state.ra = initial->ra;
       state.ra_offset = initial->ra_offset;
@@ -225,6 +265,7 @@ struct Interpreter {
   void set_cfa_register(uint64_t reg) {
     state.cfa = reg == kRsp   ? CfaKind::rsp
                 : reg == kRbp ? CfaKind::rbp
+                : reg == kRbx ? CfaKind::rbx
                 : reg < 16    ? CfaKind::other_register  // a general register
                               : CfaKind::other;
   }
@@ -299,14 +340,22 @@ struct Interpreter {
           if (!code.has(length)) return false;
           const uint8_t* expression = code.base + code.position;
           code.skip(length);
-          if (!match_plt_expression(expression, length, state)) state.cfa = CfaKind::other;
+          if (!match_plt_expression(expression, length, state) &&
+              !match_deref_rbp_expression(expression, length, state)) {
+            state.cfa = CfaKind::other;
+          }
           break;
         }
         case 0x10:    // expression
         case 0x16: {  // val_expression
           uint64_t reg = code.uleb();
-          code.skip(code.uleb());
-          set_rule(reg, SavedAt::other, 0);
+          uint64_t length = code.uleb();
+          if (!code.has(length)) return false;
+          const uint8_t* expression = code.base + code.position;
+          code.skip(length);
+          int64_t offset = 0;
+          if (op == 0x10 && match_saved_at_rbp(expression, length, &offset)) set_rule(reg, SavedAt::rbp_offset, offset);
+          else set_rule(reg, SavedAt::other, 0);
           break;
         }
         case 0x11: {
@@ -541,7 +590,8 @@ bool row_before(const UnwindRow& a, const UnwindRow& b) {
 }
 
 bool same_rule(const UnwindRow& a, const UnwindRow& b) {
-  return a.kind == b.kind && a.cfa_offset == b.cfa_offset && a.rbp_offset == b.rbp_offset && a.rbp == b.rbp;
+  return a.kind == b.kind && a.cfa_offset == b.cfa_offset && a.saved_rules == b.saved_rules &&
+         a.rbp_slot == b.rbp_slot && a.rbx_slot == b.rbx_slot;
 }
 
 }  // namespace

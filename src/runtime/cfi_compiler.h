@@ -21,22 +21,49 @@ enum class RuleKind : uint8_t {
   stack_switch, // the return address kept in a register, or the CFA in another register
                 // and the return address not at CFA-8: __longjmp, setcontext, vfork's return
   unsupported,  // a rule this compiler does not model (a CFA expression, ...)
+  cfa_rbx,      // CFA = rbx + cfa_offset: ld.so's _dl_runtime_resolve_* (a realigned stack)
+  cfa_at_rbp,   // CFA = *(rbp + cfa_offset): GCC's stack-realigning prologue (DW_OP_deref)
 };
 
-enum class RbpRule : uint8_t {
-  same,    // the caller's rbp is this frame's
-  at_cfa,  // saved at CFA + rbp_offset
+// Where the caller's value of a callee-saved register (rbp, rbx) is.
+enum class SavedRule : uint8_t {
+  same,    // the caller's value is this frame's
+  at_cfa,  // saved at CFA + offset
   lost,    // somewhere this compiler does not model: unknown from here on
+  at_rbp,  // saved at this frame's rbp + offset (DW_CFA_expression DW_OP_breg6: realigned frames)
 };
+using RbpRule = SavedRule;
 
+// 16 bytes (an index holds millions for big programs): the two saved-register rules share
+// a byte, their offsets are in 8-byte slots (a save elsewhere, or farther than
+// 127 slots, is SavedRule::lost).
 struct UnwindRow {
   uint64_t address = 0;    // first address the rule holds for (until the next row's)
   int32_t cfa_offset = 0;
-  int16_t rbp_offset = 0;  // RbpRule::at_cfa's offset; RuleKind::plt's threshold
   RuleKind kind = RuleKind::none;
-  RbpRule rbp = RbpRule::same;
+  uint8_t saved_rules = 0;  // rbp's SavedRule in bits 0-1, rbx's in bits 2-3
+  int8_t rbp_slot = 0;      // rbp's offset / 8; RuleKind::plt's threshold
+  int8_t rbx_slot = 0;      // rbx's offset / 8
+
+  SavedRule rbp() const { return static_cast<SavedRule>(saved_rules & 3); }
+  SavedRule rbx() const { return static_cast<SavedRule>((saved_rules >> 2) & 3); }
+  int64_t rbp_offset() const { return int64_t{rbp_slot} * 8; }
+  int64_t rbx_offset() const { return int64_t{rbx_slot} * 8; }
+  int plt_threshold() const { return rbp_slot; }
+  // Offsets must be representable (a multiple of 8 within +-127 slots): else lost.
+  void set_rbp(SavedRule rule, int64_t offset = 0) { rbp_slot = set_saved(0, rule, offset); }
+  void set_rbx(SavedRule rule, int64_t offset = 0) { rbx_slot = set_saved(2, rule, offset); }
   bool operator==(const UnwindRow&) const = default;
+
+ private:
+  int8_t set_saved(int shift, SavedRule rule, int64_t offset) {
+    bool saved = rule == SavedRule::at_cfa || rule == SavedRule::at_rbp;
+    if (saved && (offset % 8 != 0 || offset / 8 < -127 || offset / 8 > 127)) rule = SavedRule::lost;
+    saved_rules = static_cast<uint8_t>((saved_rules & ~(3u << shift)) | (static_cast<unsigned>(rule) << shift));
+    return static_cast<int8_t>(rule == SavedRule::at_cfa || rule == SavedRule::at_rbp ? offset / 8 : 0);
+  }
 };
+static_assert(sizeof(UnwindRow) == 16, "the index's memory: see above");
 
 struct EhFrameSection {
   const uint8_t* bytes = nullptr;

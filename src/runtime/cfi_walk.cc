@@ -21,6 +21,12 @@ struct StackReader {
   }
 };
 
+bool in_context_switch(const UnwindIndex& index, uintptr_t pc) {
+  for (const auto& range : index.context_switches)
+    if (pc >= range.start && pc < range.end) return true;
+  return false;
+}
+
 #if defined(__x86_64__)
 constexpr size_t kSavedRegisters = offsetof(ucontext_t, uc_mcontext) + offsetof(mcontext_t, gregs);
 constexpr size_t saved_register(int index) { return kSavedRegisters + sizeof(greg_t) * static_cast<size_t>(index); }
@@ -36,11 +42,16 @@ int walk_stack_cfi(const UnwindIndex* index, const Registers& registers,
   pcs[depth++] = registers.pc;
 #if defined(__x86_64__)
   StackReader stack{bounds};
-  uintptr_t pc = registers.pc, sp = registers.sp, fp = registers.fp;
-  bool exact_pc = true;  // the interrupted pc, not a return address
+  uintptr_t pc = registers.pc, sp = registers.sp;
+  uintptr_t fp = registers.fp;
   bool fp_known = true;
+  // rbx is needed only by a CFA kept in it (ld.so's trampoline): its save is read then,
+  // not at every frame. bx_save: the stack address holding the current rbx, or 0 (bx has it).
+  uintptr_t bx = registers.bx, bx_save = 0;
+  bool bx_known = true;
+  bool exact_pc = true;  // the interrupted pc, not a return address
   for (;;) {
-    if (exact_pc && index != nullptr && pc >= index->swapcontext_start && pc < index->swapcontext_end) {
+    if (exact_pc && index != nullptr && in_context_switch(*index, pc)) {
       *cut = StackCut::stack_switch;
       break;
     }
@@ -79,22 +90,42 @@ int walk_stack_cfi(const UnwindIndex* index, const Registers& registers,
         *cut = StackCut::too_deep;
         break;
       }
+      bx_save = sp + saved_register(REG_RBX);  // read if needed
+      bx_known = true;
       pc = saved_pc, sp = saved_sp, fp = saved_fp;
-      exact_pc = true;
       fp_known = true;
+      exact_pc = true;
       pcs[depth++] = pc;
       continue;
     }
     uintptr_t cfa;
-    if (row->kind == RuleKind::cfa_rbp) {
+    const auto offset = static_cast<uintptr_t>(static_cast<intptr_t>(row->cfa_offset));
+    if (row->kind == RuleKind::cfa_rsp || row->kind == RuleKind::plt) {
+      cfa = sp + offset;
+      if (row->kind == RuleKind::plt && (pc & 15) >= static_cast<uintptr_t>(row->plt_threshold())) cfa += 8;
+    } else if (row->kind == RuleKind::cfa_rbx) {
+      if (!bx_known) {
+        *cut = StackCut::unsupported;
+        break;
+      }
+      if (bx_save != 0) {
+        if (!stack.read(bx_save, &bx)) {
+          *cut = StackCut::bad_stack;
+          break;
+        }
+        bx_save = 0;
+      }
+      cfa = bx + offset;
+    } else {  // cfa_rbp, cfa_at_rbp
       if (!fp_known) {
         *cut = StackCut::unsupported;
         break;
       }
-      cfa = fp + static_cast<intptr_t>(row->cfa_offset);
-    } else {
-      cfa = sp + static_cast<intptr_t>(row->cfa_offset);
-      if (row->kind == RuleKind::plt && (pc & 15) >= static_cast<uintptr_t>(row->rbp_offset)) cfa += 8;
+      cfa = fp + offset;
+      if (row->kind == RuleKind::cfa_at_rbp && !stack.read(cfa, &cfa)) {
+        *cut = StackCut::bad_stack;
+        break;
+      }
     }
     if (cfa <= sp) {
       *cut = StackCut::no_progress;
@@ -105,14 +136,28 @@ int walk_stack_cfi(const UnwindIndex* index, const Registers& registers,
       *cut = StackCut::bad_stack;
       break;
     }
-    if (row->rbp == RbpRule::at_cfa) {
-      if (!stack.read(cfa + row->rbp_offset, &fp)) {
+    // The caller's rbx and rbp, the usual rules tested first; rbx first (its save may be
+    // found from this frame's rbp). rbp is read at once: frame-pointer frames need it.
+    const SavedRule rbx_rule = row->rbx(), rbp_rule = row->rbp();
+    if (rbx_rule == SavedRule::at_cfa) {
+      bx_save = cfa + static_cast<uintptr_t>(row->rbx_offset());
+      bx_known = true;
+    } else if (rbx_rule == SavedRule::at_rbp) {
+      bx_save = fp + static_cast<uintptr_t>(row->rbx_offset());
+      bx_known = fp_known;
+    } else if (rbx_rule == SavedRule::lost) {
+      bx_known = false;
+    }
+    if (rbp_rule == SavedRule::at_cfa || (rbp_rule == SavedRule::at_rbp && fp_known)) {
+      uintptr_t base = rbp_rule == SavedRule::at_cfa ? cfa : fp;
+      if (!stack.read(base + static_cast<uintptr_t>(row->rbp_offset()), &fp)) {
         *cut = StackCut::bad_stack;
         break;
       }
-    } else if (row->rbp == RbpRule::lost) {
+      fp_known = true;
+    } else if (rbp_rule == SavedRule::lost) {
       fp_known = false;
-    }
+    }  // at_rbp with rbp unknown: stays unknown
     if (return_address == 0) break;  // a thread's outermost frame without CFI saying so
     if (depth >= max_depth - 1) {
       *cut = StackCut::too_deep;

@@ -106,6 +106,7 @@ Registers registers_from_context(const void* ucontext) {
   registers.pc = static_cast<uintptr_t>(context->uc_mcontext.gregs[REG_RIP]);
   registers.sp = static_cast<uintptr_t>(context->uc_mcontext.gregs[REG_RSP]);
   registers.fp = static_cast<uintptr_t>(context->uc_mcontext.gregs[REG_RBP]);
+  registers.bx = static_cast<uintptr_t>(context->uc_mcontext.gregs[REG_RBX]);
 #elif defined(__aarch64__)
   const auto* context = static_cast<const ucontext_t*>(ucontext);
   registers.pc = static_cast<uintptr_t>(context->uc_mcontext.pc);

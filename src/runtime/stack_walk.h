@@ -30,6 +30,7 @@ struct Registers {
   uintptr_t pc = 0;
   uintptr_t sp = 0;
   uintptr_t fp = 0;
+  uintptr_t bx = 0;  // x86-64's rbx: a CFA may be kept in it (ld.so's lazy-binding trampoline)
 };
 
 // The interrupted registers of a signal handler's ucontext_t.

@@ -183,16 +183,16 @@ void retire(UnwindIndex* old) {
   // Sixteen builds while a handler never left: keep leaking rather than unmap under it.
 }
 
-// The range of libc's swapcontext (its .dynsym entry's size), or nothing.
-void find_swapcontext(UnwindIndex* index) {
-  void* address = dlsym(RTLD_DEFAULT, "swapcontext");
+// The range of a libc function (its .dynsym entry's size), or nothing.
+UnwindIndex::CodeRange find_function(const char* name) {
+  void* address = dlsym(RTLD_DEFAULT, name);
   Dl_info info;
   void* entry = nullptr;
-  if (address == nullptr || dladdr1(address, &info, &entry, RTLD_DL_SYMENT) == 0 || entry == nullptr) return;
+  if (address == nullptr || dladdr1(address, &info, &entry, RTLD_DL_SYMENT) == 0 || entry == nullptr) return {};
   const auto* symbol = static_cast<const ElfW(Sym)*>(entry);
-  if (symbol->st_size == 0) return;
-  index->swapcontext_start = reinterpret_cast<uintptr_t>(address);
-  index->swapcontext_end = index->swapcontext_start + symbol->st_size;
+  if (symbol->st_size == 0) return {};
+  const auto start = reinterpret_cast<uintptr_t>(address);
+  return {start, start + symbol->st_size};
 }
 
 struct LoadCounts {
@@ -234,7 +234,8 @@ bool refresh_unwind_index(bool force) {
     return false;
   }
   builder.index->count = sort_unwind_rows(builder.index->rows, builder.index->count);
-  find_swapcontext(builder.index);
+  builder.index->context_switches[0] = find_function("swapcontext");
+  builder.index->context_switches[1] = find_function("setcontext");
   unknown_code.store(false, std::memory_order_relaxed);
   UnwindIndex* replaced = current.exchange(builder.index, std::memory_order_seq_cst);
   if (replaced != nullptr) retire(replaced);

@@ -29,8 +29,13 @@ struct UnwindIndex {
   size_t broken_images = 0;        // whose .eh_frame or .debug_frame did not compile to the end
   size_t debug_frame_images = 0;   // images with rows from .debug_frame
   // libc's swapcontext: its CFI describes the old stack after rsp became the new one, so
-  // a sample in it is cut (StackCut::stack_switch) rather than walked on garbage.
-  uint64_t swapcontext_start = 0, swapcontext_end = 0;
+  // a sample in it is cut (StackCut::stack_switch) rather than walked on garbage. Also
+  // setcontext: called by __start_context when a coroutine returns, whose CFI (the CIE's
+  // default, CFA = rsp + 8) takes the next context's pointer above it for a return address.
+  struct CodeRange {
+    uint64_t start = 0, end = 0;
+  };
+  CodeRange context_switches[2];
   UnwindRow rows[1];               // `count` of them
 };
 

@@ -72,8 +72,10 @@ struct Expected {
   bool covered = false;
   RuleKind kind = RuleKind::none;
   int64_t cfa_offset = 0;
-  RbpRule rbp = RbpRule::same;
+  SavedRule rbp = SavedRule::same;
   int64_t rbp_offset = 0;
+  SavedRule rbx = SavedRule::same;
+  int64_t rbx_offset = 0;
 };
 
 // libdw's dwarf_frame_register: *nops 0 with *ops == ops_mem is "undefined", with *ops
@@ -92,6 +94,20 @@ bool saved_at_cfa(const Dwarf_Op* ops, size_t count, int64_t* offset) {
 }
 
 Expected libdw_rule_of(Dwarf_Frame* frame);
+
+// libdw's rule for a callee-saved register (DWARF number `reg`), in the compiler's terms.
+SavedRule libdw_saved_rule(Dwarf_Frame* frame, int reg, int64_t* offset) {
+  Dwarf_Op ops_mem[3];
+  Dwarf_Op* ops = nullptr;
+  size_t count = 0;
+  bool ok = dwarf_frame_register(frame, reg, ops_mem, &ops, &count) == 0;
+  if (ok && ops == nullptr && count == 0) return SavedRule::same;
+  // No rule: elfutils' x86-64 initial rules give rbp "same value" but leave rbx
+  // undefined; the psABI says callee-saved registers keep their values (the compiler's view).
+  if (ok && reg == 3 && ops == ops_mem && count == 0) return SavedRule::same;
+  if (ok && ops != nullptr && saved_at_cfa(ops, count, offset)) return SavedRule::at_cfa;
+  return SavedRule::lost;
+}
 
 Expected libdw_rule(Dwarf_CFI* cfi, uint64_t address) {
   Dwarf_Frame* frame = nullptr;
@@ -119,7 +135,7 @@ Expected libdw_rule_of(Dwarf_Frame* frame) {
     expected.kind = RuleKind::root;
   } else if (dwarf_frame_cfa(frame, &cfa_ops, &cfa_count) == 0 &&
              ((cfa_count == 1 && cfa_ops[0].atom == DW_OP_bregx && cfa_ops[0].number < 16 &&
-               cfa_ops[0].number != 6 && cfa_ops[0].number != 7 &&
+               cfa_ops[0].number != 3 && cfa_ops[0].number != 6 && cfa_ops[0].number != 7 &&
                !(ra_ok && saved_at_cfa(ra_ops, ra_count, &ra_offset) && ra_offset == -8)) ||
               (ra_ok && ra_count == 1 && ra_ops != nullptr &&
                (ra_ops[0].atom == DW_OP_regx || (ra_ops[0].atom >= DW_OP_reg0 && ra_ops[0].atom <= DW_OP_reg31) ||
@@ -130,20 +146,14 @@ Expected libdw_rule_of(Dwarf_Frame* frame) {
   } else if (!ra_ok || !saved_at_cfa(ra_ops, ra_count, &ra_offset) || ra_offset != -8 ||
              dwarf_frame_cfa(frame, &cfa_ops, &cfa_count) != 0) {
     expected.kind = RuleKind::unsupported;
-  } else if (cfa_count == 1 && cfa_ops[0].atom == DW_OP_bregx && (cfa_ops[0].number == 7 || cfa_ops[0].number == 6)) {
-    expected.kind = cfa_ops[0].number == 7 ? RuleKind::cfa_rsp : RuleKind::cfa_rbp;
+  } else if (cfa_count == 1 && cfa_ops[0].atom == DW_OP_bregx &&
+             (cfa_ops[0].number == 7 || cfa_ops[0].number == 6 || cfa_ops[0].number == 3)) {
+    expected.kind = cfa_ops[0].number == 7   ? RuleKind::cfa_rsp
+                    : cfa_ops[0].number == 6 ? RuleKind::cfa_rbp
+                                             : RuleKind::cfa_rbx;
     expected.cfa_offset = static_cast<int64_t>(cfa_ops[0].number2);
-    Dwarf_Op rbp_ops_mem[3];
-    Dwarf_Op* rbp_ops = nullptr;
-    size_t rbp_count = 0;
-    bool rbp_ok = dwarf_frame_register(frame, 6, rbp_ops_mem, &rbp_ops, &rbp_count) == 0;
-    if (rbp_ok && rbp_ops == nullptr && rbp_count == 0) {  // same value
-      expected.rbp = RbpRule::same;
-    } else if (rbp_ok && rbp_ops != nullptr && saved_at_cfa(rbp_ops, rbp_count, &expected.rbp_offset)) {
-      expected.rbp = RbpRule::at_cfa;
-    } else {
-      expected.rbp = RbpRule::lost;
-    }
+    expected.rbp = libdw_saved_rule(frame, 6, &expected.rbp_offset);
+    expected.rbx = libdw_saved_rule(frame, 3, &expected.rbx_offset);
   } else if (cfa_count == 9 && cfa_ops[0].atom == DW_OP_breg7 && cfa_ops[1].atom == DW_OP_breg16) {
     expected.kind = RuleKind::plt;
     expected.cfa_offset = static_cast<int64_t>(cfa_ops[0].number);
@@ -157,6 +167,9 @@ struct Comparison {
   size_t addresses = 0;
   size_t mismatches = 0;
   size_t covered = 0;
+  size_t saved_rules_compared = 0;  // addresses whose rbp and rbx rules matched libdw's
+  size_t rbx_saves = 0;             // of which rbx saved at CFA + N
+  size_t rbx_cfas = 0;              // CFA = rbx + N
   std::string first_mismatches;
 };
 
@@ -170,22 +183,31 @@ void compare_at(Dwarf_CFI* cfi, const std::vector<UnwindRow>& rows, uint64_t add
   } else {
     ++out.covered;
     same = row != nullptr && row->kind == expected.kind;
-    if (same && (expected.kind == RuleKind::cfa_rsp || expected.kind == RuleKind::cfa_rbp)) {
-      same = row->cfa_offset == expected.cfa_offset && row->rbp == expected.rbp &&
-             (expected.rbp != RbpRule::at_cfa || row->rbp_offset == expected.rbp_offset);
+    if (same && (expected.kind == RuleKind::cfa_rsp || expected.kind == RuleKind::cfa_rbp ||
+                 expected.kind == RuleKind::cfa_rbx)) {
+      same = row->cfa_offset == expected.cfa_offset && row->rbp() == expected.rbp &&
+             (expected.rbp != SavedRule::at_cfa || row->rbp_offset() == expected.rbp_offset) &&
+             row->rbx() == expected.rbx &&
+             (expected.rbx != SavedRule::at_cfa || row->rbx_offset() == expected.rbx_offset);
+      if (same) ++out.saved_rules_compared;
+      if (same && expected.rbx == SavedRule::at_cfa) ++out.rbx_saves;
+      if (same && expected.kind == RuleKind::cfa_rbx) ++out.rbx_cfas;
     }
     if (same && expected.kind == RuleKind::plt) same = row->cfa_offset == expected.cfa_offset;
   }
   if (!same) {
     ++out.mismatches;
     if (out.mismatches <= 5) {
-      char line[200];
-      snprintf(line, sizeof line, "  %#llx: libdw kind %d cfa %lld rbp %d/%lld; compiled %s kind %d cfa %d rbp %d/%d\n",
+      char line[300];
+      snprintf(line, sizeof line,
+               "  %#llx: libdw kind %d cfa %lld rbp %d/%lld rbx %d/%lld; compiled %s kind %d cfa %d rbp %d/%d rbx %d/%d\n",
                static_cast<unsigned long long>(address), static_cast<int>(expected.kind),
                static_cast<long long>(expected.cfa_offset), static_cast<int>(expected.rbp),
-               static_cast<long long>(expected.rbp_offset), row ? "" : "(none)",
+               static_cast<long long>(expected.rbp_offset), static_cast<int>(expected.rbx),
+               static_cast<long long>(expected.rbx_offset), row ? "" : "(none)",
                row ? static_cast<int>(row->kind) : -1, row ? row->cfa_offset : 0,
-               row ? static_cast<int>(row->rbp) : -1, row ? row->rbp_offset : 0);
+               row ? static_cast<int>(row->rbp()) : -1, row ? static_cast<int>(row->rbp_offset()) : 0,
+               row ? static_cast<int>(row->rbx()) : -1, row ? static_cast<int>(row->rbx_offset()) : 0);
       out.first_mismatches += line;
     }
   }
@@ -218,6 +240,13 @@ TEST_P(CfiCompilerAgainstLibdw, RulesMatchAtEveryRowBoundaryAndInside) {
   ASSERT_NE(cfi, nullptr);
   const Comparison comparison = compare_every_row(cfi, rows);
   EXPECT_GT(comparison.covered, 1000u);
+  // rbx's rule is compared too: most functions push it.
+  EXPECT_GT(comparison.rbx_saves, comparison.covered / 20) << "of " << comparison.covered;
+  if (GetParam().find("ld-linux") != std::string::npos) {
+    // _dl_runtime_resolve_{fxsave,xsave,xsavec} (lazy binding) and _dl_tlsdesc_dynamic_*:
+    // the stack realigned, CFA = rbx + N.
+    EXPECT_GE(comparison.rbx_cfas, 3u);
+  }
   if (GetParam().find("libc.so") != std::string::npos) {
     // libc has them all: __restore_rt (signal), _start/clone3's undefined return address,
     // its PLT, frame-pointer frames.
@@ -235,6 +264,7 @@ TEST_P(CfiCompilerAgainstLibdw, RulesMatchAtEveryRowBoundaryAndInside) {
 
 INSTANTIATE_TEST_SUITE_P(MachineLibraries, CfiCompilerAgainstLibdw,
                          ::testing::Values("/lib/x86_64-linux-gnu/libc.so.6",
+                                           "/lib64/ld-linux-x86-64.so.2",
                                            "/lib/x86_64-linux-gnu/libstdc++.so.6",
                                            "/lib/x86_64-linux-gnu/libm.so.6",
                                            "/lib/x86_64-linux-gnu/libz.so.1",
@@ -404,6 +434,134 @@ TEST(CfiCompiler, TruncatedAndCorruptedSectionsFailCleanly) {
       EXPECT_LT(result.error_offset, corrupted.size());
     }
   }
+}
+
+// An .eh_frame of one CIE ("zR", absolute 8-byte pointers, code 1, data -8, ra 16, the
+// given initial instructions) and one FDE over [start, start + length) with `program`.
+std::vector<uint8_t> one_function_eh_frame(const std::vector<uint8_t>& cie_program, uint64_t start, uint64_t length,
+                                           const std::vector<uint8_t>& program) {
+  std::vector<uint8_t> bytes;
+  auto u32 = [&](uint32_t v) { for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<uint8_t>(v >> (8 * i))); };
+  auto u64 = [&](uint64_t v) { for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<uint8_t>(v >> (8 * i))); };
+  std::vector<uint8_t> cie = {0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x00};
+  cie.insert(cie.end(), cie_program.begin(), cie_program.end());
+  u32(static_cast<uint32_t>(cie.size()));
+  bytes.insert(bytes.end(), cie.begin(), cie.end());
+  size_t fde = bytes.size();
+  u32(static_cast<uint32_t>(4 + 16 + 1 + program.size()));
+  u32(static_cast<uint32_t>(fde + 4));  // back to the CIE at 0
+  u64(start);
+  u64(length);
+  bytes.push_back(0);  // no augmentation data
+  bytes.insert(bytes.end(), program.begin(), program.end());
+  u32(0);  // terminator
+  return bytes;
+}
+
+std::vector<UnwindRow> compile_all(const std::vector<uint8_t>& bytes) {
+  CompileResult result;
+  auto rows = compile(bytes, 0, &result);
+  EXPECT_TRUE(result.ok) << (result.error ? result.error : "") << " at " << result.error_offset;
+  EXPECT_EQ(result.fdes, 1u);
+  return rows;
+}
+
+// ld.so's _dl_runtime_resolve_xsavec, as readelf shows it: the PLT pushed two words (CFA =
+// rsp + 24), push %rbx (rbx at CFA - 32), mov %rsp,%rbx (CFA = rbx + 32), realign and save
+// the vector registers; at the end CFA = rsp + 32 again, rbx restored, return.
+TEST(CfiCompiler, CfaInRbxAndRbxSaves) {
+  const std::vector<uint8_t> program = {
+      0x0e, 24,        // def_cfa_offset 24
+      0x41, 0x0e, 32,  // +1: def_cfa_offset 32
+      0x83, 4,         // offset rbx at CFA - 32
+      0x43, 0x0d, 3,   // +3: def_cfa_register rbx
+      0x02, 0x6c,      // +0x6c (advance_loc1)
+      0x0c, 7, 32,     // def_cfa rsp 32
+      0x44, 0xc3,      // +4: restore rbx (same value)
+      0x44, 0x0e, 8,   // +4: def_cfa_offset 8
+  };
+  auto rows = compile_all(one_function_eh_frame({0x0c, 7, 8, 0x90, 1}, 0x12140, 0x80, program));
+  auto at = [&](uint64_t address) { return find_unwind_row(rows.data(), rows.size(), address); };
+  ASSERT_NE(at(0x12140), nullptr);
+  EXPECT_EQ(at(0x12140)->kind, RuleKind::cfa_rsp);
+  EXPECT_EQ(at(0x12140)->cfa_offset, 24);
+  EXPECT_EQ(at(0x12140)->rbx(), SavedRule::same);
+  EXPECT_EQ(at(0x12141)->kind, RuleKind::cfa_rsp);
+  EXPECT_EQ(at(0x12141)->cfa_offset, 32);
+  EXPECT_EQ(at(0x12141)->rbx(), SavedRule::at_cfa);
+  EXPECT_EQ(at(0x12141)->rbx_offset(), -32);
+  for (uint64_t address : {0x12144, 0x12150, 0x121af}) {
+    ASSERT_NE(at(address), nullptr);
+    EXPECT_EQ(at(address)->kind, RuleKind::cfa_rbx) << std::hex << address;
+    EXPECT_EQ(at(address)->cfa_offset, 32);
+    EXPECT_EQ(at(address)->rbx(), SavedRule::at_cfa);
+    EXPECT_EQ(at(address)->rbx_offset(), -32);
+    EXPECT_EQ(at(address)->rbp(), SavedRule::same);
+  }
+  EXPECT_EQ(at(0x121b0)->kind, RuleKind::cfa_rsp);
+  EXPECT_EQ(at(0x121b0)->rbx(), SavedRule::at_cfa);
+  EXPECT_EQ(at(0x121b4)->rbx(), SavedRule::same);
+  EXPECT_EQ(at(0x121b8)->cfa_offset, 8);
+  EXPECT_EQ(at(0x121c0), nullptr);
+
+  // The CFA in rbx with the return address elsewhere than CFA - 8 is code between stacks.
+  rows = compile_all(one_function_eh_frame({0x0c, 7, 8, 0x90, 1}, 0x1000, 0x10, {0x0c, 3, 0, 0x90, 2}));
+  ASSERT_NE(at(0x1000), nullptr);
+  EXPECT_EQ(at(0x1000)->kind, RuleKind::stack_switch);
+
+  // rbx saved farther than a row can say (CFA - 2000), undefined, or in a register: lost;
+  // rbp's rules stay apart.
+  for (std::vector<uint8_t> rule : {std::vector<uint8_t>{0x83, 250, 1}, std::vector<uint8_t>{0x07, 3},
+                                    std::vector<uint8_t>{0x09, 3, 12}}) {
+    std::vector<uint8_t> fde = {0x0e, 16, 0x86, 2};  // CFA = rsp + 16, rbp at CFA - 16
+    fde.insert(fde.end(), rule.begin(), rule.end());
+    rows = compile_all(one_function_eh_frame({0x0c, 7, 8, 0x90, 1}, 0x1000, 0x10, fde));
+    ASSERT_NE(at(0x1000), nullptr);
+    EXPECT_EQ(at(0x1000)->kind, RuleKind::cfa_rsp);
+    EXPECT_EQ(at(0x1000)->rbx(), SavedRule::lost);
+    EXPECT_EQ(at(0x1000)->rbp(), SavedRule::at_cfa);
+    EXPECT_EQ(at(0x1000)->rbp_offset(), -16);
+  }
+}
+
+// GCC's stack-realigning prologue with a DRAP register (r10):
+//   lea 8(%rsp),%r10; and $-32,%rsp; push -8(%r10); push %rbp; mov %rsp,%rbp; push %r10; push %rbx
+// CFA = r10 (a few instructions: unsupported), then rbp saved at rbp + 0, CFA = *(rbp - 8),
+// rbx saved at rbp - 16 (DW_CFA_expression).
+TEST(CfiCompiler, RealignedFrameWithCfaLoadedThroughRbp) {
+  const std::vector<uint8_t> program = {
+      0x45, 0x0c, 10, 0,             // +5: def_cfa r10 0
+      0x4b, 0x10, 6, 2, 0x76, 0x00,  // +11: expression rbp: DW_OP_breg6 0
+      0x44, 0x0f, 3, 0x76, 0x78, 0x06,  // +4: def_cfa_expression DW_OP_breg6 -8; DW_OP_deref
+      0x42, 0x10, 3, 2, 0x76, 0x70,  // +2: expression rbx: DW_OP_breg6 -16
+      0x48, 0x16, 12, 2, 0x76, 0x68,  // +8: val_expression r12 (not tracked)
+  };
+  auto rows = compile_all(one_function_eh_frame({0x0c, 7, 8, 0x90, 1}, 0x2000, 0x40, program));
+  auto at = [&](uint64_t address) { return find_unwind_row(rows.data(), rows.size(), address); };
+  ASSERT_NE(at(0x2000), nullptr);
+  EXPECT_EQ(at(0x2000)->kind, RuleKind::cfa_rsp);
+  EXPECT_EQ(at(0x2005)->kind, RuleKind::unsupported) << "CFA = r10";
+  EXPECT_EQ(at(0x2010)->kind, RuleKind::unsupported);
+  ASSERT_NE(at(0x2014), nullptr);
+  EXPECT_EQ(at(0x2014)->kind, RuleKind::cfa_at_rbp);
+  EXPECT_EQ(at(0x2014)->cfa_offset, -8);
+  EXPECT_EQ(at(0x2014)->rbp(), SavedRule::at_rbp);
+  EXPECT_EQ(at(0x2014)->rbp_offset(), 0);
+  EXPECT_EQ(at(0x2014)->rbx(), SavedRule::same);
+  EXPECT_EQ(at(0x2016)->rbx(), SavedRule::at_rbp);
+  EXPECT_EQ(at(0x2016)->rbx_offset(), -16);
+  EXPECT_EQ(at(0x203f)->kind, RuleKind::cfa_at_rbp);
+
+  // Other CFA expressions stay unsupported: DW_OP_breg6 -8 without the deref, or a deref
+  // of another register.
+  rows = compile_all(one_function_eh_frame({0x0c, 7, 8, 0x90, 1}, 0x3000, 0x10, {0x0f, 2, 0x76, 0x78}));
+  EXPECT_EQ(at(0x3000)->kind, RuleKind::unsupported);
+  rows = compile_all(one_function_eh_frame({0x0c, 7, 8, 0x90, 1}, 0x3000, 0x10, {0x0f, 3, 0x77, 0x78, 0x06}));
+  EXPECT_EQ(at(0x3000)->kind, RuleKind::unsupported);
+  // A register saved by another expression than DW_OP_breg6 N: lost.
+  rows = compile_all(one_function_eh_frame({0x0c, 7, 8, 0x90, 1}, 0x3000, 0x10, {0x10, 3, 2, 0x77, 0x70}));
+  EXPECT_EQ(at(0x3000)->kind, RuleKind::cfa_rsp);
+  EXPECT_EQ(at(0x3000)->rbx(), SavedRule::lost);
 }
 
 TEST(CfiCompiler, ReportsWhatWasExpected) {

@@ -21,6 +21,10 @@ constexpr uintptr_t kRoot = 0x3000;
 constexpr uintptr_t kPlt = 0x4000;  // CFA = rsp + 8, + 8 from (pc & 15) >= 11
 constexpr uintptr_t kTrampoline = 0x5000;
 constexpr uintptr_t kNoProgress = 0x6000;  // CFA = rsp + 0
+constexpr uintptr_t kPushesRbx = 0x7000;   // CFA = rsp + 16, rbx saved at CFA - 16 (do_lookup_x)
+constexpr uintptr_t kRbxCfa = 0x8000;      // CFA = rbx + 32, rbx saved at CFA - 32 (_dl_runtime_resolve)
+constexpr uintptr_t kRealigned = 0xa000;   // CFA = *(rbp - 8), rbp saved at rbp, rbx at rbp - 16
+constexpr uintptr_t kLosesRbx = 0xb000;    // CFA = rsp + 16, rbx saved where the rules cannot say
 
 // An index as unwind_index.cc builds it, over hand-made rows.
 class Index {
@@ -31,8 +35,12 @@ class Index {
       r.address = address;
       r.kind = kind;
       r.cfa_offset = cfa;
-      r.rbp = rbp;
-      r.rbp_offset = rbp_offset;
+      if (kind == RuleKind::plt) r.rbp_slot = static_cast<int8_t>(rbp_offset);  // the threshold
+      else r.set_rbp(rbp, rbp_offset);
+      return r;
+    };
+    auto with_rbx = [](UnwindRow r, SavedRule rule, int64_t offset) {
+      r.set_rbx(rule, offset);
       return r;
     };
     std::vector<UnwindRow> rows = {
@@ -42,6 +50,11 @@ class Index {
         row(kPlt, RuleKind::plt, 8, RbpRule::same, 11), row(kPlt + 0x100, RuleKind::none, 0),
         row(kTrampoline, RuleKind::signal, 0), row(kTrampoline + 0x10, RuleKind::none, 0),
         row(kNoProgress, RuleKind::cfa_rsp, 0), row(kNoProgress + 0x100, RuleKind::none, 0),
+        with_rbx(row(kPushesRbx, RuleKind::cfa_rsp, 16), SavedRule::at_cfa, -16), row(kPushesRbx + 0x100, RuleKind::none, 0),
+        with_rbx(row(kRbxCfa, RuleKind::cfa_rbx, 32), SavedRule::at_cfa, -32), row(kRbxCfa + 0x100, RuleKind::none, 0),
+        with_rbx(row(kRealigned, RuleKind::cfa_at_rbp, -8, SavedRule::at_rbp, 0), SavedRule::at_rbp, -16),
+        row(kRealigned + 0x100, RuleKind::none, 0),
+        with_rbx(row(kLosesRbx, RuleKind::cfa_rsp, 16), SavedRule::lost, 0), row(kLosesRbx + 0x100, RuleKind::none, 0),
     };
     memory_.resize(sizeof(UnwindIndex) + rows.size() * sizeof(UnwindRow));
     index_ = new (memory_.data()) UnwindIndex;
@@ -49,6 +62,7 @@ class Index {
     index_->count = rows.size();
   }
   const UnwindIndex* get() const { return index_; }
+  UnwindIndex* get() { return index_; }
 
  private:
   std::vector<unsigned char> memory_;
@@ -160,6 +174,92 @@ TEST_F(CfiWalk, TooDeepStacksEndWithTheMarkerInTheLastPlace) {
   EXPECT_EQ(cut, StackCut::too_deep);
   ASSERT_EQ(depth, 8);
   EXPECT_EQ(pcs_[7], stack_cut_frame(StackCut::too_deep));
+}
+
+// ld.so's lazy binding: a sample in do_lookup_x (pushes rbx), called from the trampoline
+// _dl_runtime_resolve_xsavec, which realigned the stack and keeps its CFA in rbx: the
+// trampoline's rbx is the one do_lookup_x saved, not the interrupted one.
+TEST_F(CfiWalk, CfaInRbxUsesTheRbxTheCalleeSaved) {
+  stack_[0] = at(20);            // do_lookup_x saved the trampoline's rbx (its old rsp)
+  stack_[1] = kRbxCfa + 0x40;    // its return address: CFA = rsp + 16
+  stack_[20] = 0x5555;           // the trampoline saved its caller's rbx at CFA - 32
+  stack_[23] = kRoot + 0x30;     // CFA = rbx + 32 = at(24): return address at CFA - 8
+  StackCut cut;
+  Registers leaf{kPushesRbx + 8, at(0), 0, 0x777};  // rbx in the leaf: do_lookup_x's own
+  int depth = walk(leaf, &cut);
+  EXPECT_EQ(cut, StackCut::none);
+  ASSERT_EQ(depth, 3);
+  EXPECT_EQ(pcs_[1], kRbxCfa + 0x40);
+  EXPECT_EQ(pcs_[2], kRoot + 0x30);
+
+  // Interrupted in the trampoline itself: the interrupted rbx is its own.
+  Registers in_trampoline{kRbxCfa + 8, at(4), 0, at(20)};
+  depth = walk(in_trampoline, &cut);
+  EXPECT_EQ(cut, StackCut::none);
+  ASSERT_EQ(depth, 2);
+  EXPECT_EQ(pcs_[1], kRoot + 0x30);
+
+  // A callee whose rules lose rbx: the trampoline cannot be unwound, a cut (not garbage).
+  stack_[1] = kRbxCfa + 0x40;
+  depth = walk({kLosesRbx + 8, at(0), 0, at(20)}, &cut);
+  EXPECT_EQ(cut, StackCut::unsupported);
+  ASSERT_EQ(depth, 3);
+  EXPECT_EQ(pcs_[1], kRbxCfa + 0x40);
+  EXPECT_EQ(pcs_[2], stack_cut_frame(StackCut::unsupported));
+}
+
+// A signal handler that interrupted the trampoline: its rbx comes from the signal frame.
+TEST_F(CfiWalk, CfaInRbxAfterASignalFrameUsesTheSavedRbx) {
+  stack_[1] = kTrampoline + 1;
+  auto* context = reinterpret_cast<ucontext_t*>(at(2));
+  context->uc_mcontext.gregs[REG_RIP] = static_cast<greg_t>(kRbxCfa + 8);
+  context->uc_mcontext.gregs[REG_RSP] = static_cast<greg_t>(at(300));
+  context->uc_mcontext.gregs[REG_RBX] = static_cast<greg_t>(at(320));
+  stack_[323] = kRoot + 8;  // CFA = rbx + 32 = at(324)
+  StackCut cut;
+  int depth = walk({kFrameless + 4, at(0), 0, 0x777}, &cut);
+  EXPECT_EQ(cut, StackCut::none);
+  ASSERT_EQ(depth, 4);
+  EXPECT_EQ(pcs_[2], kRbxCfa + 8);
+  EXPECT_EQ(pcs_[3], kRoot + 8);
+}
+
+// GCC's realigning prologue: the CFA is loaded from rbp - 8 (the DRAP register's save),
+// rbp and rbx saved at rbp-relative addresses; the caller after it keeps its CFA in rbx.
+TEST_F(CfiWalk, CfaLoadedFromTheFrameAndRegistersSavedByRbp) {
+  stack_[6] = at(30);              // rbp - 16: the caller's rbx
+  stack_[7] = at(16);              // rbp - 8: the CFA
+  stack_[8] = at(50);              // rbp + 0: the caller's rbp
+  stack_[15] = kRbxCfa + 0x10;     // CFA - 8: the return address
+  stack_[33] = kRoot + 0x30;       // the caller's CFA = rbx + 32 = at(34)
+  StackCut cut;
+  int depth = walk({kRealigned + 0x20, at(2), at(8), 0x777}, &cut);
+  EXPECT_EQ(cut, StackCut::none);
+  ASSERT_EQ(depth, 3);
+  EXPECT_EQ(pcs_[1], kRbxCfa + 0x10);
+  EXPECT_EQ(pcs_[2], kRoot + 0x30);
+
+  // rbp pointing where nothing is mapped: a checked read fails, a cut.
+  depth = walk({kRealigned + 0x20, at(2), at(0) + (uintptr_t{1} << 44), 0}, &cut);
+  EXPECT_EQ(cut, StackCut::bad_stack);
+  EXPECT_EQ(depth, 2);
+}
+
+// swapcontext and setcontext (found by symbol when the index is built): a sample in them is
+// a stack switch, whatever their rules say; a return address in them is walked.
+TEST_F(CfiWalk, SamplesInContextSwitchesAreCut) {
+  index_.get()->context_switches[1] = {kFrameless, kFrameless + 0x100};  // "setcontext"
+  StackCut cut;
+  ASSERT_EQ(walk({kFrameless + 4, at(0), 0}, &cut), 2);
+  EXPECT_EQ(cut, StackCut::stack_switch);
+  EXPECT_EQ(pcs_[1], stack_cut_frame(StackCut::stack_switch));
+  stack_[2] = at(4);               // kFramePointer's frame (rbp = at(2)): saved rbp,
+  stack_[3] = kFrameless + 0x40;   // and a return address into "setcontext": walked on
+  stack_[5] = kRoot + 0x30;
+  ASSERT_EQ(walk({kFramePointer + 4, at(0), at(2)}, &cut), 3);
+  EXPECT_EQ(cut, StackCut::none);
+  EXPECT_EQ(pcs_[1], kFrameless + 0x40);
+  EXPECT_EQ(pcs_[2], kRoot + 0x30);
 }
 
 TEST_F(CfiWalk, NoIndexCutsAtTheLeaf) {

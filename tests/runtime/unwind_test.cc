@@ -5,6 +5,7 @@
 // the binaries itself.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <regex>
 #include <sstream>
@@ -86,12 +87,12 @@ class UnwindTest : public ::testing::Test {
     std::string path = dir_.file("unwind.prof");
     std::vector<std::string> argv{program_};
     argv.insert(argv.end(), arguments.begin(), arguments.end());
-    RunResult run = test::run(argv, {.cwd = dir_.path(),
-                                     .environment = {{"LD_PRELOAD", runtime_library()},
-                                                     {"CPUPROFILE", path},
-                                                     {"CPUPROFILE_FREQUENCY", std::to_string(frequency)},
-                                                     {"CPUPROFILE_UNWIND", unwinder}},
-                                     .timeout_seconds = 120});
+    Environment environment{{"LD_PRELOAD", runtime_library()},
+                            {"CPUPROFILE", path},
+                            {"CPUPROFILE_FREQUENCY", std::to_string(frequency)},
+                            {"CPUPROFILE_UNWIND", unwinder}};
+    environment.insert(environment.end(), extra_environment_.begin(), extra_environment_.end());
+    RunResult run = test::run(argv, {.cwd = dir_.path(), .environment = environment, .timeout_seconds = 120});
     EXPECT_EQ(run.exit_code, 0) << run.describe();
     if (err != nullptr) *err = run.err;
     RunResult summary = run_tally({"cat", "--summary", path});
@@ -164,6 +165,7 @@ class UnwindTest : public ::testing::Test {
 
   std::string pprof_;
   std::string program_ = UNWIND_WORKLOAD;
+  Environment extra_environment_;  // for the profiled program
   std::string summary_;  // of the latest profile
   TempDir dir_;
 };
@@ -418,6 +420,59 @@ TEST_F(UnusualFramesTest, LongjmpAndVforkAt4000Hz) {
     EXPECT_TRUE(stack.whole() || stack.frames.back() == "[tally: stack cut: stack switch]")
         << stack.frames[0] << " ... " << stack.frames.back();
   }
+}
+
+// ld.so's lazy binding at 4000 Hz (the workload: programs/lazy_binding_workload.c, with
+// LD_BIND_NOT=1 so that every call binds): samples in do_lookup_x, _dl_lookup_symbol_x,
+// _dl_fixup, check_match, strcmp, under _dl_runtime_resolve_{xsavec,xsave,fxsave}, whose
+// CFA is rbx + 32 (it realigns the stack): the walk needs the rbx its callees saved. Every
+// stack whole, none cut.
+TEST_F(UnwindTest, LazyBindingTrampolineFramesAreWalkedToMain) {
+  program_ = LAZY_BINDING_WORKLOAD;
+  extra_environment_ = {{"LD_BIND_NOT", "1"}};
+  auto stacks = profile({"1"}, 4000);
+  ASSERT_FALSE(stacks.empty());
+  double total_us = 0, binding_us = 0, inner_us = 0, whole_binding_us = 0;
+  int shown = 0;
+  for (const auto& stack : stacks) {
+    if (stack.own_time()) continue;
+    total_us += stack.us;
+    bool cut = stack.frames.back().starts_with("[tally: stack cut");
+    EXPECT_FALSE(cut) << "a stack cut in " << stack.frames[0] << ": " << stack.frames.back();
+    EXPECT_TRUE(stack.whole()) << "a stack ending at " << stack.frames.back();
+    if ((cut || !stack.whole()) && ++shown <= 3) {
+      std::string frames;
+      for (const auto& frame : stack.frames) frames += "  " + frame + "\n";
+      ADD_FAILURE() << "stack:\n" << frames;
+    }
+    int trampoline = -1;
+    for (size_t i = 0; i < stack.frames.size(); ++i)
+      if (stack.frames[i].starts_with("_dl_runtime_resolve")) trampoline = static_cast<int>(i);
+    if (trampoline < 0) continue;
+    binding_us += stack.us;
+    if (trampoline > 0) inner_us += stack.us;
+    // The trampoline returns to the PLT's caller: call_every_function, or main (its
+    // clock_gettime, in thread_cpu_seconds inlined, binds again and again too). pprof
+    // shows inlined functions (with debug info) as frames of their own: skipped.
+    size_t caller_index = static_cast<size_t>(trampoline) + 1;
+    while (caller_index + 1 < stack.frames.size() && stack.frames[caller_index].ends_with(" (inline)")) ++caller_index;
+    const std::string& caller = stack.frames[std::min(stack.frames.size() - 1, caller_index)];
+    if ((caller == "call_every_function" || caller == "main") && stack.index_of("main") > trampoline) {
+      whole_binding_us += stack.us;
+    } else if (++shown <= 3) {
+      std::string frames;
+      for (const auto& frame : stack.frames) frames += "  " + frame + "\n";
+      ADD_FAILURE() << "lazy binding under another caller:\n" << frames;
+    }
+  }
+  ASSERT_GT(total_us, 0.5e6) << summary_;
+  // Most of the time is lazy binding: in the trampoline itself (xsavec/xrstor of the
+  // vector registers: ~3/4 here), the rest in the C functions it calls.
+  EXPECT_GT(binding_us / total_us, 0.5) << summary_;
+  EXPECT_GT(inner_us, 0.05e6);
+  EXPECT_EQ(whole_binding_us, binding_us);
+  auto [cut_count, samples] = stacks_cut();
+  EXPECT_EQ(cut_count, 0) << summary_;
 }
 
 }  // namespace
