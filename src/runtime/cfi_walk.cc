@@ -65,6 +65,28 @@ int walk_stack_cfi(const UnwindIndex* index, const Registers& registers,
         pcs[depth - 1] = pc + 1;
         break;
       }
+      // A return into code without rules (crtstuff's __do_global_dtors_aux, built without
+      // unwind tables, calling __cxa_finalize at exit) was mid-call, so its prologue is done:
+      // if it keeps a frame pointer, rbp is its frame (caller's rbp at rbp, return address
+      // at rbp+8). Taken only when that frame lies above sp and returns into code with
+      // rules; anything else is cut as before.
+      if (!exact_pc && index != nullptr && fp_known && fp > sp) {
+        uintptr_t caller = 0, caller_fp = 0;
+        if (stack.read(fp + sizeof(uintptr_t), &caller) && caller > 1 && stack.read(fp, &caller_fp) &&
+            find_unwind_row(*index, caller - 1) != nullptr) {
+          if (depth >= max_depth - 1) {
+            *cut = StackCut::too_deep;
+            break;
+          }
+          pcs[depth++] = caller;
+          pc = caller;
+          sp = fp + 2 * sizeof(uintptr_t);
+          fp = caller_fp;
+          bx_save = 0;
+          bx_known = false;  // the code may have saved rbx anywhere
+          continue;
+        }
+      }
       *cut = StackCut::no_unwind_info;
       break;
     }

@@ -147,6 +147,35 @@ TEST_F(CfiWalk, CodeWithoutRulesIsCutWithItsMarker) {
   EXPECT_NE(stack_cut_frame(StackCut::no_unwind_info), stack_cut_frame(StackCut::bad_stack));
 }
 
+// frameless callee -> code without rules that keeps a frame pointer (crtstuff's
+// __do_global_dtors_aux at exit) -> root: the frame pointer steps over the code without
+// rules when it returns into code with rules.
+TEST_F(CfiWalk, AReturnIntoCodeWithoutRulesFollowsItsFramePointer) {
+  stack_[0] = at(10);          // the callee saved rbp (the frame of the code without rules)
+  stack_[1] = 0x9000 + 0x20;   // and returns into that code
+  stack_[10] = 0;              // its frame: the caller's rbp
+  stack_[11] = kRoot + 0x40;   // and its return address, into code with rules
+  StackCut cut;
+  int depth = walk({kFrameless + 4, at(0), 0x1234}, &cut);
+  EXPECT_EQ(cut, StackCut::none);
+  ASSERT_EQ(depth, 3);
+  EXPECT_EQ(pcs_[1], 0x9000u + 0x20);
+  EXPECT_EQ(pcs_[2], kRoot + 0x40);
+
+  // The same frame returning into code without rules either: cut, nothing guessed.
+  stack_[11] = 0x9800;
+  depth = walk({kFrameless + 4, at(0), 0x1234}, &cut);
+  EXPECT_EQ(cut, StackCut::no_unwind_info);
+  ASSERT_EQ(depth, 3);
+  EXPECT_EQ(pcs_[2], stack_cut_frame(StackCut::no_unwind_info));
+
+  // rbp below sp is no frame of a caller: cut.
+  stack_[11] = kRoot + 0x40;
+  stack_[0] = at(0) - 64;
+  depth = walk({kFrameless + 4, at(0), 0x1234}, &cut);
+  EXPECT_EQ(cut, StackCut::no_unwind_info);
+}
+
 TEST_F(CfiWalk, UnreadableStackIsCutNotAFault) {
   StackCut cut;
   // The CFA lands at address 16: outside the stack, and nothing is mapped there.
