@@ -41,7 +41,12 @@ void PackingWorker::run() {
     job_ = nullptr;
     busy_ = true;
     lock.unlock();
-    job();
+    try {
+      job();
+    } catch (...) {
+      // As with std::async before, whose exceptions nobody fetched: that interval is lost
+      // (out of memory, say), the daemon goes on.
+    }
     job = nullptr;  // what it captured (the interval's profiles) is freed before the trim
     release_free_heap_pages();
     lock.lock();

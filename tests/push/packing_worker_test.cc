@@ -8,6 +8,7 @@
 
 #include <fstream>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,16 @@ TEST(PackingWorker, JobsRunInOrderOnOneThreadThatIsNotTheCaller) {
   for (int i = 0; i < 21; ++i) EXPECT_EQ(order[size_t(i)], i);
   for (pid_t t : threads) EXPECT_EQ(t, threads[0]);
   EXPECT_NE(threads[0], ::gettid());
+}
+
+// A job that throws loses its interval only: the next job still runs.
+TEST(PackingWorker, AJobThatThrowsLeavesTheWorkerRunning) {
+  PackingWorker worker;
+  bool ran = false;
+  worker.submit([] { throw std::runtime_error("out of memory, say"); });
+  worker.submit([&] { ran = true; });
+  worker.wait();
+  EXPECT_TRUE(ran);
 }
 
 long anonymous_resident_kb() {
