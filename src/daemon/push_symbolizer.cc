@@ -18,13 +18,46 @@ uint32_t PushSymbolizer::image_index(const std::string& image_id) {
   return it->second;
 }
 
+size_t PushSymbolizer::FunctionHash::operator()(const Function& f) const {
+  uint64_t h = f.name;
+  for (uint64_t part : {uint64_t(f.system_name), uint64_t(f.filename), uint64_t(f.start_line)})
+    h = (h ^ part) * 0x100000001b3ull;
+  return static_cast<size_t>(h ^ (h >> 29));
+}
+
+core::StringId PushSymbolizer::intern(std::string_view text) {
+  const size_t before = strings_.size();
+  const core::StringId id = strings_.intern(text);
+  if (strings_.size() != before) string_bytes_ += text.size();
+  return id;
+}
+
+// What the containers hold on the heap: their arrays, a node per hash entry (with the
+// allocator's 16 bytes), the interned text with its view and id slot.
+size_t PushSymbolizer::heap_bytes() const {
+  constexpr size_t kNode = 2 * sizeof(void*) + 16;  // next pointer, hash, malloc's header
+  size_t bytes = lines_.capacity() * sizeof(Line) + functions_.capacity() * sizeof(Function) +
+                 image_flags_.capacity() * sizeof(ImageFlags);
+  bytes += entries_.size() * (sizeof(uint64_t) + sizeof(Entry) + kNode) +
+           entries_.bucket_count() * sizeof(void*);
+  bytes += function_ids_.size() * (sizeof(Function) + sizeof(uint32_t) + kNode) +
+           function_ids_.bucket_count() * sizeof(void*);
+  for (const auto& [id, index] : image_ids_) bytes += id.capacity() + sizeof(index) + kNode + sizeof(std::string);
+  bytes += string_bytes_ + strings_.size() * (sizeof(std::string_view) + 2 * sizeof(uint32_t));
+  return bytes;
+}
+
 void PushSymbolizer::reset() {
-  image_ids_.clear();
-  image_flags_.clear();
-  entries_.clear();
-  lines_.clear();
-  functions_.clear();
-  function_ids_.clear();
+  // New empty ones: clear() (and `= {}`, an empty initializer list) keep the arrays and
+  // the buckets allocated.
+  image_ids_ = decltype(image_ids_)();
+  image_flags_ = decltype(image_flags_)();
+  entries_ = decltype(entries_)();
+  lines_ = decltype(lines_)();
+  functions_ = decltype(functions_)();
+  function_ids_ = decltype(function_ids_)();
+  strings_ = core::StringTable();
+  string_bytes_ = 0;
   ++resets_;
 }
 
@@ -44,8 +77,6 @@ uint64_t PushSymbolizer::kernel_text_start() {
 
 void PushSymbolizer::symbolize(std::vector<PushInterval::ServiceProfile>& profiles,
                                core::Diagnostics& diagnostics) {
-  // Bounded: a cache past its size starts again (what the next interval needs comes back).
-  if (entries_.size() > max_addresses_) reset();
 
   // Each location's key; the addresses no interval saw yet, once each, in one profile laid
   // out as the database lays images out.
@@ -91,7 +122,6 @@ void PushSymbolizer::symbolize(std::vector<PushInterval::ServiceProfile>& profil
       if (auto st = symbolize::symbolize(all, options, diagnostics); !st)
         diagnostics.warn("symbolizing the push: " + st.error().message);
     }
-    std::string function_key;
     for (const auto& [key, location] : missing) {
       const core::Location& resolved = all.location(location);
       const core::Mapping& from = all.mapping(resolved.mapping);
@@ -103,21 +133,16 @@ void PushSymbolizer::symbolize(std::vector<PushInterval::ServiceProfile>& profil
       Entry entry{static_cast<uint32_t>(lines_.size()), static_cast<uint32_t>(resolved.lines.size())};
       for (const core::Line& line : resolved.lines) {
         const core::Function& f = all.function(line.function);
-        function_key.assign(all.str(f.name));
-        for (std::string_view part : {all.str(f.system_name), all.str(f.filename)})
-          function_key.append(1, '\0').append(part);
-        function_key.append(1, '\0').append(std::to_string(f.start_line));
-        auto [it, added] = function_ids_.try_emplace(function_key, static_cast<uint32_t>(functions_.size()));
-        if (added)
-          functions_.push_back({std::string(all.str(f.name)), std::string(all.str(f.system_name)),
-                                std::string(all.str(f.filename)), f.start_line});
+        const Function function{intern(all.str(f.name)), intern(all.str(f.system_name)),
+                                intern(all.str(f.filename)), f.start_line};
+        auto [it, added] = function_ids_.try_emplace(function, static_cast<uint32_t>(functions_.size()));
+        if (added) functions_.push_back(function);
         lines_.push_back({it->second, line.line, line.column});
       }
       entries_.emplace(key, entry);
     }
   }
 
-  cached_ = entries_.size();
   // The lines into each profile, with its own functions and strings.
   for (size_t i = 0; i < profiles.size(); ++i) {
     core::Profile& p = profiles[i].profile;
@@ -138,15 +163,21 @@ void PushSymbolizer::symbolize(std::vector<PushInterval::ServiceProfile>& profil
         auto [it, added] = function_of.try_emplace(line.function, 0);
         if (added) {
           const Function& f = functions_[line.function];
-          it->second = p.add_function({.name = p.intern(f.name),
-                                       .system_name = p.intern(f.system_name),
-                                       .filename = p.intern(f.filename),
+          it->second = p.add_function({.name = p.intern(strings_[f.name]),
+                                       .system_name = p.intern(strings_[f.system_name]),
+                                       .filename = p.intern(strings_[f.filename]),
                                        .start_line = f.start_line});
         }
         l.lines.push_back({.function = it->second, .line = line.line, .column = line.column});
       }
     }
   }
+  // Bounded: a cache past its size starts again (what the next interval needs comes back),
+  // now that this interval's profiles have their lines: between intervals it holds at
+  // most `max_bytes_`.
+  if (heap_bytes() > max_bytes_) reset();
+  cached_ = entries_.size();
+  bytes_ = heap_bytes();
 }
 
 }  // namespace tally::daemon

@@ -99,7 +99,7 @@ core::Expected<PushPath> open_push(const Options& opt, PushTransport transport, 
   // One thread: a background job, and each worker thread's malloc arena adds to the peak.
   symbolize.threads = 1;
   // Inflated debug files beside the database (on disk: their pages are the page cache's).
-  push.symbolizer = std::make_unique<PushSymbolizer>(symbolize, 100'000, opt.db.empty() ? "/var/tmp" : opt.db);
+  push.symbolizer = std::make_unique<PushSymbolizer>(symbolize, PushSymbolizer::kDefaultMaxBytes, opt.db.empty() ? "/var/tmp" : opt.db);
   push.host = host_name();
   return push;
 }

@@ -79,10 +79,9 @@ std::string RunLoop::push(const char* why) {
   pushed_samples_ += samples;
   const size_t count = profiles.size();
   // Symbolizing reads the binaries: on a thread of its own, so that the rings are read on
-  // time meanwhile. One interval at a time, in order.
-  if (packing_.valid()) packing_.wait();
-  packing_ = std::async(std::launch::async, [this, samples, why,
-                                             profiles = std::move(profiles)]() mutable {
+  // time meanwhile. One interval at a time, in order, always on the same thread.
+  if (!packing_) packing_ = std::make_unique<PackingWorker>();
+  packing_->submit([this, samples, why, profiles = std::move(profiles)]() mutable {
     core::Diagnostics diagnostics;
     push_.symbolizer->symbolize(profiles, diagnostics);
     std::string message;
@@ -108,7 +107,7 @@ std::string RunLoop::push(const char* why) {
 }
 
 void RunLoop::finish_packing() {
-  if (packing_.valid()) packing_.wait();
+  if (packing_) packing_->wait();
 }
 
 core::Expected<std::string> RunLoop::flush(const char* why) {
@@ -154,8 +153,8 @@ std::string RunLoop::status() const {
                          p.pushes, p.bytes, pushed_samples_, p.retries, p.spooled_files,
                          p.spooled_bytes, p.refused, p.dropped_files, p.dropped_samples);
     const auto cache = push_.symbolizer->counters();
-    pushes += fmt::format("; symbol cache {} addresses, {} hits, {} misses", cache.cached,
-                          cache.hits, cache.misses);
+    pushes += fmt::format("; symbol cache {} addresses, {} hits, {} misses, {} kB, {} resets",
+                          cache.cached, cache.hits, cache.misses, cache.bytes / 1024, cache.resets);
   }
   return pushes.empty() ? base_status() : base_status() + pushes;
 }

@@ -5,7 +5,6 @@
 
 #include <csignal>
 #include <cstdint>
-#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "daemon/control.h"
 #include "daemon/log.h"
 #include "daemon/options.h"
+#include "daemon/packing_worker.h"
 #include "daemon/push_interval.h"
 #include "daemon/push_symbolizer.h"
 #include "daemon/pusher.h"
@@ -68,7 +68,7 @@ class RunLoop {
   uint64_t next_push_ns_ = 0;
   int64_t push_started_unix_ns_ = 0;
   uint64_t pushed_samples_ = 0;
-  std::future<void> packing_;
+  std::unique_ptr<PackingWorker> packing_;  // with --push
 };
 
 }  // namespace tally::daemon

@@ -146,7 +146,7 @@ ElfIndex::ElfIndex(const FoundBinary& found, unsigned workers, unsigned inflate_
   if (!all_held) one_per_address(symbols_);
   if (code != nullptr && !all_held) {
     const size_t before = symbols_.size();
-    add_plt_entries(*code);
+    add_plt_entries(*code, needed);
     if (symbols_.size() != before) one_per_address(symbols_);
   }
   // The mapped file's own table, as addr2line reads it: .symtab, else .dynsym. Without a
@@ -182,8 +182,8 @@ void ElfIndex::add_mini_debug_info(const ElfImage& image) {
 }
 
 // "free@plt" for each PLT entry, as symbols of their own (no other symbol is at a PLT entry).
-void ElfIndex::add_plt_entries(const ElfImage& image) {
-  std::vector<PltEntry> entries = read_plt_entries(image);
+void ElfIndex::add_plt_entries(const ElfImage& image, const std::vector<uint64_t>* needed) {
+  std::vector<PltEntry> entries = read_plt_entries(image, needed);
   if (entries.empty() || string_tables_.size() >= UINT16_MAX) return;
   size_t bytes = 0;
   for (const PltEntry& entry : entries) bytes += entry.name.size() + 1;

@@ -124,7 +124,7 @@ class ElfIndex {
                                            const std::vector<uint64_t>& addresses);
   const Symbol* symbol_at(uint64_t address) const;
   void open_code_ranges();
-  void add_plt_entries(const ElfImage& image);
+  void add_plt_entries(const ElfImage& image, const std::vector<uint64_t>* needed);
   void add_mini_debug_info(const ElfImage& image);
   void find_sections();
 

@@ -69,7 +69,7 @@ uint64_t jump_slot(const uint8_t* entry, size_t size, uint64_t address) {
 
 }  // namespace
 
-std::vector<PltEntry> read_plt_entries(const ElfImage& image) {
+std::vector<PltEntry> read_plt_entries(const ElfImage& image, const std::vector<uint64_t>* needed) {
   std::vector<PltEntry> entries;
   GElf_Ehdr header;
   if (gelf_getehdr(image.elf(), &header) == nullptr || header.e_machine != EM_X86_64 ||
@@ -82,6 +82,11 @@ std::vector<PltEntry> read_plt_entries(const ElfImage& image) {
   for (auto [section, entry_size] : {std::pair{".plt", 16u}, {".plt.sec", 16u}, {".plt.got", 8u}}) {
     auto data = image.section_data(section);
     if (!data) continue;
+    const uint64_t end = data->address + data->bytes.size();
+    if (needed != nullptr && std::strcmp(section, ".plt.got") == 0 &&
+        std::none_of(needed->begin(), needed->end(),
+                     [&](uint64_t a) { return a >= data->address && a < end; }))
+      continue;
     for (size_t offset = 0; offset + entry_size <= data->bytes.size(); offset += entry_size) {
       const uint64_t address = data->address + offset;
       const uint64_t slot = jump_slot(data->bytes.data() + offset, entry_size, address);

@@ -21,6 +21,11 @@ struct PltEntry {
 
 // By address; entries whose slot no relocation names (the first, resolver entry) are left
 // out. Malformed tables give fewer entries, never an error: the names are a convenience.
-std::vector<PltEntry> read_plt_entries(const ElfImage& image);
+// With `needed` (link-time addresses), .plt.got is read only when one of them is in it:
+// its slots are named by .rela.dyn, which in a big binary is tens of MB (28 MB of mostly
+// RELATIVE relocations in an ASan build of tally), all made resident and decoded for a
+// handful of entries no address of the daemon's interval was in.
+std::vector<PltEntry> read_plt_entries(const ElfImage& image,
+                                       const std::vector<uint64_t>* needed = nullptr);
 
 }  // namespace tally::symbolize

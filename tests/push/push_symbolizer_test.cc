@@ -5,6 +5,7 @@
 #include "daemon/push_symbolizer.h"
 
 #include <gtest/gtest.h>
+#include <malloc.h>
 
 #include <map>
 #include <sstream>
@@ -89,17 +90,63 @@ TEST(PushSymbolizer, SecondIntervalComesFromTheCacheWithTheSameNames) {
   EXPECT_TRUE(second[0].profile.mapping(1).has_functions);
 }
 
+// A bound below one interval's entries: the cache starts again after each interval, which
+// still gets its names.
 TEST(PushSymbolizer, CachePastItsBoundStartsAgain) {
   const auto expected = names_pprof_gave();
-  PushSymbolizer symbolizer({}, /*max_addresses=*/2);
+  PushSymbolizer symbolizer({}, /*max_bytes=*/2);
   core::Diagnostics diagnostics;
   for (int round = 0; round < 3; ++round) {
     auto profiles = interval(expected);
     symbolizer.symbolize(profiles, diagnostics);
     EXPECT_EQ(names_given(profiles[0]), expected) << "round " << round;
   }
-  EXPECT_EQ(symbolizer.counters().resets, 2u);
+  EXPECT_EQ(symbolizer.counters().resets, 3u);
   EXPECT_EQ(symbolizer.counters().hits, 0u);
+  EXPECT_EQ(symbolizer.counters().cached, 0u);
+}
+
+// `n` locations at distinct offsets of `deep` from `first` on, each with a sample.
+std::vector<PushInterval::ServiceProfile> distinct_interval(uint32_t first, uint32_t n) {
+  std::map<uint32_t, std::string> offsets;
+  for (uint32_t i = 0; i < n; ++i) offsets[first + i] = "";
+  return interval(offsets);
+}
+
+// Heap bytes in use, all arenas and mmapped blocks (glibc's count).
+size_t heap_in_use() {
+  const struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;
+}
+
+// Interval after interval of addresses no earlier one had (a busy machine's new processes):
+// the cache stays within its bound, by its own count and by the heap's. With the bound
+// counted in addresses (100,000) the heap grew by the cache's ~400 bytes an address.
+TEST(PushSymbolizer, CacheOfEverNewAddressesStaysWithinItsBytes) {
+  constexpr size_t kMaxBytes = 512 * 1024;
+  PushSymbolizer symbolizer({}, kMaxBytes);
+  core::Diagnostics diagnostics;
+  size_t before = 0;
+  for (uint32_t round = 0; round < 40; ++round) {
+    auto profiles = distinct_interval(0x1000 + round * 500, 500);
+    symbolizer.symbolize(profiles, diagnostics);
+    profiles = {};
+    if (round == 0) before = heap_in_use() - symbolizer.counters().bytes;
+    const PushSymbolizer::Counters c = symbolizer.counters();
+    EXPECT_LE(c.bytes, kMaxBytes) << "round " << round;
+    EXPECT_EQ(c.cached == 0, c.bytes < 4096) << "round " << round << ": " << c.bytes;
+  }
+  const PushSymbolizer::Counters c = symbolizer.counters();
+  EXPECT_EQ(c.misses, 40u * 500);
+  EXPECT_GE(c.resets, 3u);  // 20,000 addresses do not fit in 512 kB
+#if !defined(__SANITIZE_ADDRESS__)  // (ASan's allocator keeps freed blocks in quarantine)
+  // The cache's own count is the heap's: within a quarter (and what the test holds).
+  const size_t grown = heap_in_use() - before;
+  EXPECT_LT(grown, kMaxBytes + kMaxBytes / 4) << "bytes";
+  EXPECT_LT(c.bytes, grown + kMaxBytes / 4) << "bytes";
+#else
+  (void)before;
+#endif
 }
 
 }  // namespace

@@ -59,5 +59,31 @@ TEST(PltEntries, NamedAsObjdumpNamesThem) {
   }
 }
 
+// The daemon's needed addresses: .plt.got (named from .rela.dyn, tens of MB in big
+// binaries) is read only when one of them is in it; the other entries are objdump's all
+// the same, and a needed address in a .plt.got entry gets that entry.
+TEST(PltEntries, PltGotOnlyForANeededAddressInIt) {
+  const char* const path = "/lib/x86_64-linux-gnu/libstdc++.so.6";
+  auto image = ElfImage::open(path);
+  ASSERT_NE(image, nullptr);
+  auto plt_got = image->section_data(".plt.got");
+  ASSERT_TRUE(plt_got);
+  const uint64_t got_begin = plt_got->address, got_end = got_begin + plt_got->bytes.size();
+  std::map<uint64_t, std::string> expected = objdump_plt(path), outside, inside;
+  for (const auto& [address, name] : expected)
+    (address >= got_begin && address < got_end ? inside : outside).emplace(address, name);
+  ASSERT_GE(inside.size(), 5u);
+  ASSERT_GE(outside.size(), 5u);
+  auto named = [&](const std::vector<uint64_t>& needed) {
+    std::map<uint64_t, std::string> found;
+    for (const PltEntry& entry : read_plt_entries(*image, &needed)) found.emplace(entry.address, entry.name);
+    return found;
+  };
+  EXPECT_EQ(named({got_begin - 1, got_end, 0x1000}), outside);
+  auto with_one = named({std::next(inside.begin(), 2)->first + 3});
+  EXPECT_EQ(with_one.size(), expected.size());
+  EXPECT_EQ(with_one, expected);
+}
+
 }  // namespace
 }  // namespace tally::symbolize
