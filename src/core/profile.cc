@@ -457,7 +457,15 @@ void Profile::renumber_functions_and_strings(const std::vector<uint32_t>& map_re
   // 3. Strings in order of first use; unused ones dropped.
   StringTable old = std::move(strings);
   strings = StringTable();
-  auto keep = [&](StringId& id) { id = strings.intern(old[id]); };
+  // Each old id is interned once: labels repeat a few strings (tid names, reasons) over
+  // every sample, 600k times for 200k timestamped off-CPU samples.
+  constexpr StringId kNotYet = ~StringId{0};
+  std::vector<StringId> new_id(old.size(), kNotYet);
+  auto keep = [&](StringId& id) {
+    StringId& renumbered = new_id[id];
+    if (renumbered == kNotYet) renumbered = strings.intern(old[id]);
+    id = renumbered;
+  };
   for (ValueType& t : sample_types) keep(t.type), keep(t.unit);
   for (Label& l : label_pool_) keep(l.key), keep(l.str), keep(l.num_unit);
   for (Mapping& m : mappings) keep(m.file), keep(m.build_id);
