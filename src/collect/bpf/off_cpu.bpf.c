@@ -19,10 +19,17 @@ struct task_struct {
   int tgid;
 } __attribute__((preserve_access_index));
 
+// The registers saved at the task's entry into the kernel (x86-64's struct pt_regs, by
+// CO-RE: the ___ suffix keeps it apart from the UAPI struct of the same name).
+struct pt_regs___entry {
+  long ax;
+} __attribute__((preserve_access_index));
+
 #define MAX_STACK_DEPTH 127
 #define TASK_DEAD 0x80
 #define TARGET_FOLLOWED 1
 #define TARGET_AT_EXEC 2
+#define ENOSYS 38
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -57,6 +64,19 @@ struct {
 // Spans dropped because the ring buffer was full (userspace reads it through the skeleton).
 __u64 lost_spans = 0;
 
+// True when prev, still runnable, gives up the CPU on its way back to user space: a
+// system call that has returned (its result is in ax; during the call ax holds -ENOSYS,
+// set at entry) or an interrupt or exception taken in user mode, with a reschedule due.
+// Its kernel frames are the exit path (exit_to_user_mode_loop -> schedule) and say nothing
+// of why it waits, and unwinding them is most of the program's cost: they are not taken.
+// A thread preempted inside the kernel (preempt set) or yielding inside a call keeps them.
+static __always_inline int leaving_for_user(struct task_struct* prev, _Bool preempt,
+                                            unsigned int prev_state) {
+  if (preempt || (prev_state & 0xff) != 0) return 0;
+  struct pt_regs___entry* regs = (struct pt_regs___entry*)bpf_task_pt_regs((struct task_struct*)prev);
+  return regs && regs->ax != -ENOSYS;
+}
+
 static __always_inline __u32 reason_of(unsigned int prev_state) {
   switch (prev_state & 0xff) {
     case 0: return OFF_CPU_PREEMPTED;
@@ -79,7 +99,8 @@ int BPF_PROG(on_switch, _Bool preempt, struct task_struct* prev, struct task_str
     struct off_cpu_switched_out out = {};
     out.start_ns = now;
     // The stacks are prev's: this runs in prev's context, before the switch.
-    out.kernel_stack_id = bpf_get_stackid(ctx, &stacks, 0);
+    out.kernel_stack_id = leaving_for_user(prev, preempt, prev_state)
+                              ? OFF_CPU_KERNEL_STACK_SKIPPED : bpf_get_stackid(ctx, &stacks, 0);
     out.user_stack_id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
     out.reason = preempt ? OFF_CPU_PREEMPTED : reason_of(prev_state);
     out.pid = (int)prev_tgid;

@@ -11,6 +11,10 @@ enum off_cpu_reason {
   OFF_CPU_OTHER = 3,            // stopped, traced, parked, ...
 };
 
+// kernel_stack_id when the kernel frames were not taken on purpose (a thread preempted on
+// its way back to user space); other negative ids are bpf_get_stackid's errors.
+#define OFF_CPU_KERNEL_STACK_SKIPPED (-1000)
+
 struct off_cpu_span {
   unsigned long long start_ns;  // CLOCK_MONOTONIC (bpf_ktime_get_ns), switch-out
   unsigned long long end_ns;    // switch-in
