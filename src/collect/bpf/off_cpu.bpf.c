@@ -57,9 +57,7 @@ struct {
   __uint(max_entries, 8 << 20);
 } spans SEC(".maps");
 
-// Userspace polls on a timer; a wakeup per span would itself cost a context switch per
-// switch. It is woken only when the buffer is filling up.
-#define WAKEUP_AT_BYTES (2 << 20)
+// Userspace reads on a timer: a wakeup per span would itself cost context switches.
 
 // Spans dropped because the ring buffer was full (userspace reads it through the skeleton).
 __u64 lost_spans = 0;
@@ -119,9 +117,7 @@ int BPF_PROG(on_switch, _Bool preempt, struct task_struct* prev, struct task_str
     span->kernel_stack_id = in->kernel_stack_id;
     span->reason = in->reason;
     span->cpu_in = bpf_get_smp_processor_id();
-    __u64 flags = bpf_ringbuf_query(&spans, BPF_RB_AVAIL_DATA) > WAKEUP_AT_BYTES
-                      ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-    bpf_ringbuf_submit(span, flags);
+    bpf_ringbuf_submit(span, BPF_RB_NO_WAKEUP);
   } else {
     __sync_fetch_and_add(&lost_spans, 1);
   }
