@@ -126,9 +126,14 @@ std::string encode_profile(core::Profile profile) {
   return bytes;
 }
 
+// gzip level 1, as the Go runtime writes its profiles (gzip.BestSpeed): on the 11.8 MB
+// message of a 200k-span off-CPU recording, libdeflate takes 0.019 s at level 1 against
+// 0.064 s at level 6, for 1.53 MB against 1.39 MB (10% more).
+constexpr int kPprofGzipLevel = 1;
+
 std::string write_profile(core::Profile profile) {
   profile.canonicalize();
-  io::GzipWriter gz(6, io::GzipWriter::all_cores());
+  io::GzipWriter gz(kPprofGzipLevel, io::GzipWriter::all_cores());
   encode(profile, [&](const std::string& piece) { gz.write(piece); });
   return gz.finish();
 }
