@@ -136,6 +136,10 @@ void append_off_cpu_summary(std::vector<std::string>& lines, const OffCpuSetup& 
       lines.push_back(fmt::format("off-CPU: {} spans have kernel frames only (the BPF stack map was "
                                   "full or two stacks shared a bucket)",
                                   setup.bpf->without_user_stack()));
+    if (setup.bpf->leaving_for_user())
+      lines.push_back(fmt::format("off-CPU: {} spans were preempted on their way back to user space: "
+                                  "user frames only (the kernel's were its exit path)",
+                                  setup.bpf->leaving_for_user()));
     return;
   }
   std::string how = setup.switch_event != SIZE_MAX

@@ -94,24 +94,26 @@ class Recorder final : public BpfOffCpu {
   uint64_t lost() const override { return lost_; }
   uint64_t unstacked() const override { return unstacked_; }
   uint64_t without_user_stack() const override { return without_user_stack_; }
+  uint64_t leaving_for_user() const override { return leaving_for_user_; }
 
  private:
   void visit_span(const off_cpu_span& raw, int stacks_fd, std::vector<uint64_t>& frames,
                   const std::function<void(const KernelOffCpuSpan&)>& visit) {
-      const bool to_end = raw.end_ns == 0;
-      frames.clear();
-      append_stack(stacks_fd, raw.kernel_stack_id, frames);
-      const size_t kernel_frames = frames.size();
-      append_stack(stacks_fd, raw.user_stack_id, frames);
-      if (frames.empty()) ++unstacked_;
-      else if (frames.size() == kernel_frames) ++without_user_stack_;
-      visit({.pid = static_cast<uint32_t>(raw.pid),
-             .tid = static_cast<uint32_t>(raw.tid),
-             .start = raw.start_ns,
-             .end = raw.end_ns,
-             .preempted = raw.reason == OFF_CPU_PREEMPTED,
-             .to_end = to_end,
-             .frames = frames});
+    const bool to_end = raw.end_ns == 0;
+    if (raw.kernel_stack_id == OFF_CPU_KERNEL_STACK_SKIPPED) ++leaving_for_user_;
+    frames.clear();
+    append_stack(stacks_fd, raw.kernel_stack_id, frames);
+    const size_t kernel_frames = frames.size();
+    append_stack(stacks_fd, raw.user_stack_id, frames);
+    if (frames.empty()) ++unstacked_;
+    else if (frames.size() == kernel_frames) ++without_user_stack_;
+    visit({.pid = static_cast<uint32_t>(raw.pid),
+           .tid = static_cast<uint32_t>(raw.tid),
+           .start = raw.start_ns,
+           .end = raw.end_ns,
+           .preempted = raw.reason == OFF_CPU_PREEMPTED,
+           .to_end = to_end,
+           .frames = frames});
   }
 
   static core::Error failure(const char* what, int error) {
@@ -185,7 +187,7 @@ class Recorder final : public BpfOffCpu {
   bool stopped_ = false;
   std::vector<std::vector<off_cpu_span>> spans_;  // written by the reader thread until stop()
   std::unordered_map<int, std::vector<uint64_t>> stacks_;
-  uint64_t lost_ = 0, unstacked_ = 0, without_user_stack_ = 0;
+  uint64_t lost_ = 0, unstacked_ = 0, without_user_stack_ = 0, leaving_for_user_ = 0;
 };
 
 }  // namespace

@@ -53,6 +53,9 @@ class BpfOffCpu {
   // Spans with kernel frames only: the user stack was not captured (the kernel's stack map
   // is full, or another stack holds its hash bucket: bpf_get_stackid's EEXIST).
   virtual uint64_t without_user_stack() const = 0;
+  // Spans of a thread taken off the CPU on its way back to user space: user frames only,
+  // on purpose (the program leaves the exit path's kernel frames out).
+  virtual uint64_t leaving_for_user() const = 0;
 };
 
 }  // namespace tally::collect

@@ -312,6 +312,12 @@ TEST(RecordOffCpu, BpfRecorderKeepsKernelFramesOnlyWhereTheThreadWaitsInTheKerne
                             options);
   ASSERT_EQ(run.exit_code, 0) << run.describe();
   ASSERT_NE(run.err.find("recorded by a BPF program at sched_switch"), std::string::npos) << run.err;
+  // The summary says how many spans were left without kernel frames this way.
+  const size_t said = run.err.find(" spans were preempted on their way back to user space");
+  ASSERT_NE(said, std::string::npos) << run.err;
+  unsigned long long leaving = 0;
+  std::sscanf(run.err.c_str() + run.err.rfind("off-CPU: ", said), "off-CPU: %llu", &leaving);
+  EXPECT_GT(leaving, 0u) << run.err;
   const std::string folded = dir.file("off.folded");
   RunResult converted = run_tally({"convert", "--to", "folded", "--value", "off-cpu", "-o", folded, profile});
   ASSERT_EQ(converted.exit_code, 0) << converted.describe();
