@@ -59,7 +59,7 @@ struct SamplerConfig {
   // missing or 0: the common setting (tally daemon -e EVENT:PERIOD).
   std::vector<uint64_t> periods;
   // Per event (by index): bytes of user stack copied per sample with -g dwarf instead of
-  // sampling.stack_bytes; missing or 0: the common setting (tally record --off-cpu's
+  // sampling.stack_bytes; missing or 0: the common setting (tally daemon --off-cpu's
   // switch-out event copies less, as it fires at every context switch).
   std::vector<uint32_t> stack_bytes;
   TargetKind target = TargetKind::command;

@@ -346,6 +346,37 @@ TEST(RecordOffCpu, BpfRecorderKeepsKernelFramesOnlyWhereTheThreadWaitsInTheKerne
 }
 #endif
 
+// With -g dwarf (record's default) a switch-out copies as much user stack as a CPU sample:
+// a wait under 12 KiB of frames (as SQLite's fdatasync is) unwinds to main. The copy was
+// 8 KiB before, and every such stack was cut.
+TEST(RecordOffCpu, DwarfStacksOfWaitsUnderDeepFramesReachMain) {
+  TempDir dir;
+  const std::string profile = dir.file("deep.pb.gz");
+  RunOptions options;
+  options.timeout_seconds = 120;
+  options.environment = {{"TALLY_OFF_CPU_BACKEND", "perf"}};
+  RunResult run = run_tally({"record", "--off-cpu", "-o", profile, "--", program("deep_stack_waits")},
+                            options);
+  ASSERT_EQ(run.exit_code, 0) << run.describe();
+  const std::string folded = dir.file("off.folded");
+  RunResult converted = run_tally({"convert", "--to", "folded", "--value", "off-cpu", "-o", folded, profile});
+  ASSERT_EQ(converted.exit_code, 0) << converted.describe();
+  std::istringstream lines(read_text(folded));
+  double under_main_ns = 0, in_nap_ns = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const size_t space = line.rfind(' ');
+    ASSERT_NE(space, std::string::npos) << line;
+    const std::string stack = line.substr(0, space);
+    const double ns = std::stod(line.substr(space + 1));
+    if (stack.find("nap;") == std::string::npos) continue;
+    in_nap_ns += ns;
+    if (stack.find("main;sleep_deep;nap;") != std::string::npos) under_main_ns += ns;
+  }
+  // 50 waits of 1 ms (or more, with the timer's slack).
+  EXPECT_GT(in_nap_ns, 40e6) << read_text(folded);
+  EXPECT_GT(under_main_ns, 0.95 * in_nap_ns) << read_text(folded) << run.err;
+}
+
 TEST(RecordOffCpu, ForcedFallbackKeepsPerThreadTimeAndSaysStacksAreMissing) {
   TempDir dir;
   Recorded r = record_waits(dir, {{"TALLY_OFF_CPU_FALLBACK", "1"}});
