@@ -40,6 +40,15 @@ constexpr std::array<std::pair<std::string_view, OffCpuReason>, 24> kTellingFunc
 
 }  // namespace
 
+bool returning_to_user(std::span<const std::string_view> kernel_functions) {
+  for (size_t i = 0; i < kernel_functions.size(); ++i) {
+    const std::string_view name = kernel_functions[i];
+    if (name == "schedule" || name == "__schedule") continue;
+    return name.find("exit_to_user") != std::string_view::npos;  // the caller of schedule
+  }
+  return false;
+}
+
 std::string_view off_cpu_reason_name(OffCpuReason reason) {
   switch (reason) {
     case OffCpuReason::sleep: return "sleep";

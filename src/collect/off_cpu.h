@@ -40,6 +40,12 @@ std::vector<std::string> proc_kernel_stack(int pid, int tid);
 // first; `blocked` when there are none.
 OffCpuReason classify_blocked(std::span<const std::string_view> kernel_functions);
 
+// True when the kernel frames of a switch-out (leaf first, from schedule) are the way back
+// to user space: schedule called by exit_to_user_mode_loop (exit_to_usermode_loop before
+// 5.10), after a system call returned or an interrupt taken in user mode. Such a thread was
+// preempted, and those frames say nothing of why it waits: both recorders leave them out.
+bool returning_to_user(std::span<const std::string_view> kernel_functions);
+
 // Where a span's ends came from: the recording's start or end instead of a switch.
 enum class SpanEdge { switches, from_start, to_end, whole };
 std::string_view span_edge_name(SpanEdge edge);

@@ -406,23 +406,30 @@ const ProfileBuilder::State::SeenSwitchStack& ProfileBuilder::State::switch_stac
     if (seen.pid != pid || seen.generation != generation || seen.raw_size != frames.size() ||
         !std::equal(frames.begin(), frames.end(), raw_pool.begin() + static_cast<std::ptrdiff_t>(seen.raw_begin)))
       continue;
-    stats.frames += frames.size();
+    stats.frames += seen.stack != 0 ? stack_of(seen.stack).size() : 0;
     stats.unmapped_frames += seen.unmapped;
     return seen;
   }
   const uint64_t unmapped_before = stats.unmapped_frames;
-  stack.clear();
-  for (uint64_t address : frames) stack.push_back(location(pid, address));
-  stats.frames += stack.size();
   kernel_names.clear();
+  for (uint64_t address : frames) {
+    if (address < kKernelSpaceStart) continue;
+    load_kernel_symbols();
+    kernel_names.push_back(kernel_symbols.find(address));
+  }
+  // A thread taken off the CPU on its way back to user space keeps its user frames only,
+  // as the BPF recorder takes them.
+  const bool user_frames_only = returning_to_user(kernel_names);
+  stack.clear();
   for (uint64_t address : frames)
-    if (address >= kKernelSpaceStart) kernel_names.push_back(kernel_symbols.find(address));
+    if (!user_frames_only || address < kKernelSpaceStart) stack.push_back(location(pid, address));
+  stats.frames += stack.size();
   const SeenSwitchStack seen{.pid = pid,
                              .generation = generation,
                              .raw_begin = raw_pool.size(),
                              .raw_size = frames.size(),
                              .stack = intern_stack(stack),
-                             .reason = classify_blocked(kernel_names),
+                             .reason = user_frames_only ? OffCpuReason::preempted : classify_blocked(kernel_names),
                              .unmapped = static_cast<uint32_t>(stats.unmapped_frames - unmapped_before)};
   raw_pool.insert(raw_pool.end(), frames.begin(), frames.end());
   seen_index.emplace(h, static_cast<uint32_t>(seen_switch_stacks.size()));

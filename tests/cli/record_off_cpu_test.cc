@@ -295,56 +295,68 @@ TEST(RecordOffCpu, BpfRecorderCountsSpansWhoseUserStackWasNotKept) {
   EXPECT_LT(kernel_only, 2000u) << run.err;
 }
 
-// A thread taken off the CPU on its way back to user space (here after a timer interrupt,
-// while it computes in spin) waits for no kernel reason: the BPF recorder keeps its user
-// frames only. A thread that leaves runnable from inside a system call (sched_yield) keeps
-// its kernel frames, which say where.
-TEST(RecordOffCpu, BpfRecorderKeepsKernelFramesOnlyWhereTheThreadWaitsInTheKernel) {
-  if (geteuid() != 0) TALLY_SKIP_OR_FAIL_IN_CI("the BPF recorder needs root");
-  if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
-    GTEST_SKIP() << "the kernel has no BTF (/sys/kernel/btf/vmlinux): no tp_btf programs";
-  TempDir dir;
-  const std::string profile = dir.file("preempted.pb.gz");
-  RunOptions options;
-  options.timeout_seconds = 120;
-  RunResult run = run_tally({"record", "--off-cpu", "-g", "fp", "--no-timestamps", "-o", profile,
-                             "--", program("preempted_and_yielding"), "600"},
-                            options);
-  ASSERT_EQ(run.exit_code, 0) << run.describe();
-  ASSERT_NE(run.err.find("recorded by a BPF program at sched_switch"), std::string::npos) << run.err;
-  // The summary says how many spans were left without kernel frames this way.
-  const size_t said = run.err.find(" spans were preempted on their way back to user space");
-  ASSERT_NE(said, std::string::npos) << run.err;
-  unsigned long long leaving = 0;
-  std::sscanf(run.err.c_str() + run.err.rfind("off-CPU: ", said), "off-CPU: %llu", &leaving);
-  EXPECT_GT(leaving, 0u) << run.err;
-  const std::string folded = dir.file("off.folded");
-  RunResult converted = run_tally({"convert", "--to", "folded", "--value", "off-cpu", "-o", folded, profile});
-  ASSERT_EQ(converted.exit_code, 0) << converted.describe();
-  std::istringstream lines(read_text(folded));
-  double in_spin_ns = 0, yield_ns = 0;
-  for (std::string line; std::getline(lines, line);) {
-    const size_t space = line.rfind(' ');
-    ASSERT_NE(space, std::string::npos) << line;
-    const std::string stack = line.substr(0, space);
-    const double ns = std::stod(line.substr(space + 1));
-    if (stack.find("spinner") != std::string::npos) {
-      // spin (or the vDSO clock it reads) is the leaf: no kernel frame after it.
-      for (const char* kernel : {"schedule", "entry_", "irqentry", "asm_"})
-        EXPECT_EQ(stack.find(kernel), std::string::npos) << line;
-      if (stack.ends_with(";spin")) in_spin_ns += ns;
-    } else if (stack.find("sched_yield") != std::string::npos) {
-      yield_ns += ns;
-      // (do_sched_yield is inlined into __x64_sys_sched_yield in Debian 12's kernel.)
-      EXPECT_NE(stack.find("sched_yield;"), std::string::npos) << line;
-      EXPECT_NE(stack.find("_sched_yield;schedule"), std::string::npos) << line;
-    }
-  }
-  EXPECT_GT(in_spin_ns, 0) << read_text(folded);
-  // The yielding thread waits while the other computes: most of the run.
-  EXPECT_GT(yield_ns, 0.5 * 600e6) << read_text(folded);
-}
 #endif
+
+// A thread taken off the CPU on its way back to user space (here after a timer interrupt,
+// while it computes in spin) waits for no kernel reason: both recorders keep its user
+// frames only (the BPF program does not unwind the kernel's, the perf_event_open path drops
+// them). A thread that leaves runnable from inside a system call (sched_yield) keeps its
+// kernel frames, which say where.
+TEST(RecordOffCpu, BothRecordersKeepKernelFramesOnlyWhereTheThreadWaitsInTheKernel) {
+  std::vector<std::string> backends{"perf"};
+#ifdef TALLY_TEST_HAVE_BPF
+  backends.push_back("bpf");
+#endif
+  for (const std::string& backend : backends) {
+    SCOPED_TRACE(backend);
+    if (backend == "bpf" && geteuid() != 0) TALLY_SKIP_OR_FAIL_IN_CI("the BPF recorder needs root");
+    if (backend == "bpf" && access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+      GTEST_SKIP() << "the kernel has no BTF (/sys/kernel/btf/vmlinux): no tp_btf programs";
+    TempDir dir;
+    const std::string profile = dir.file("preempted.pb.gz");
+    RunOptions options;
+    options.timeout_seconds = 120;
+    options.environment = {{"TALLY_OFF_CPU_BACKEND", backend}};
+    RunResult run = run_tally({"record", "--off-cpu", "-g", "fp", "--no-timestamps", "-o", profile,
+                               "--", program("preempted_and_yielding"), "600"},
+                              options);
+    ASSERT_EQ(run.exit_code, 0) << run.describe();
+    const bool bpf_used = run.err.find("recorded by a BPF program at sched_switch") != std::string::npos;
+    ASSERT_EQ(bpf_used, backend == "bpf") << run.err;
+    if (bpf_used) {
+      // The summary says how many spans were left without kernel frames this way.
+      const size_t said = run.err.find(" spans were preempted on their way back to user space");
+      ASSERT_NE(said, std::string::npos) << run.err;
+      unsigned long long leaving = 0;
+      std::sscanf(run.err.c_str() + run.err.rfind("off-CPU: ", said), "off-CPU: %llu", &leaving);
+      EXPECT_GT(leaving, 0u) << run.err;
+    }
+    const std::string folded = dir.file("off.folded");
+    RunResult converted = run_tally({"convert", "--to", "folded", "--value", "off-cpu", "-o", folded, profile});
+    ASSERT_EQ(converted.exit_code, 0) << converted.describe();
+    std::istringstream lines(read_text(folded));
+    double in_spin_ns = 0, yield_ns = 0;
+    for (std::string line; std::getline(lines, line);) {
+      const size_t space = line.rfind(' ');
+      ASSERT_NE(space, std::string::npos) << line;
+      const std::string stack = line.substr(0, space);
+      const double ns = std::stod(line.substr(space + 1));
+      if (stack.find("spinner") != std::string::npos) {
+        // spin (or the vDSO clock it reads) is the leaf: no kernel frame after it.
+        for (const char* kernel : {"schedule", "entry_", "irqentry", "asm_"})
+          EXPECT_EQ(stack.find(kernel), std::string::npos) << line;
+        if (stack.ends_with(";spin")) in_spin_ns += ns;
+      } else if (stack.find("sched_yield") != std::string::npos) {
+        yield_ns += ns;
+        // (do_sched_yield is inlined into __x64_sys_sched_yield in Debian 12's kernel.)
+        EXPECT_NE(stack.find("_sched_yield;schedule"), std::string::npos) << line;
+      }
+    }
+    EXPECT_GT(in_spin_ns, 0) << read_text(folded);
+    // The yielding thread waits while the other computes: most of the run.
+    EXPECT_GT(yield_ns, 0.5 * 600e6) << read_text(folded);
+  }
+}
 
 // With -g dwarf (record's default) a switch-out copies as much user stack as a CPU sample:
 // a wait under 12 KiB of frames (as SQLite's fdatasync is) unwinds to main. The copy was

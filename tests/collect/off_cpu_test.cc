@@ -34,6 +34,25 @@ TEST(OffCpuReason, FromTheInnermostTellingKernelFunction) {
   EXPECT_EQ(classify_blocked(V{}), OffCpuReason::blocked);
 }
 
+// Kernel frames as this machine's 6.18 kernel gives them (tally record --off-cpu -g fp).
+TEST(OffCpuReason, TheWayBackToUserSpaceIsToldFromTheCallerOfSchedule) {
+  using V = std::vector<std::string_view>;
+  // Preempted after write() returned, and after a timer interrupt in user code.
+  EXPECT_TRUE(returning_to_user(V{"schedule", "exit_to_user_mode_loop", "do_syscall_64",
+                                  "entry_SYSCALL_64_after_hwframe"}));
+  EXPECT_TRUE(returning_to_user(V{"__schedule", "schedule", "exit_to_user_mode_loop",
+                                  "irqentry_exit_to_user_mode", "asm_sysvec_apic_timer_interrupt"}));
+  EXPECT_TRUE(returning_to_user(V{"schedule", "exit_to_usermode_loop", "do_syscall_64"}));  // 4.x
+  // Waiting, or yielding, inside the call; preempted inside the kernel.
+  EXPECT_FALSE(returning_to_user(V{"schedule", "anon_pipe_read", "vfs_read", "ksys_read",
+                                   "do_syscall_64"}));
+  EXPECT_FALSE(returning_to_user(V{"schedule", "__x64_sys_sched_yield", "do_syscall_64"}));
+  EXPECT_FALSE(returning_to_user(V{"__schedule", "preempt_schedule_irq", "irqentry_exit",
+                                   "asm_sysvec_apic_timer_interrupt", "clear_page_erms",
+                                   "irqentry_exit_to_user_mode"}));
+  EXPECT_FALSE(returning_to_user(V{}));
+}
+
 TEST(OffCpuSpans, BlockThenWakeGivesTheSampleStackAndReason) {
   OffCpuSpans spans(0);
   const StackId stack = 7;
