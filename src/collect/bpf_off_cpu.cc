@@ -5,6 +5,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cerrno>
@@ -105,6 +107,8 @@ class Recorder final : public BpfOffCpu {
     append_stack(stacks_fd, raw.kernel_stack_id, frames);
     const size_t kernel_frames = frames.size();
     append_stack(stacks_fd, raw.user_stack_id, frames);
+    // The record's words are unsigned long long, the span's uint64_t: copied, not aliased.
+    std::copy(std::begin(raw.user_words), std::end(raw.user_words), user_words_.begin());
     if (frames.empty()) ++unstacked_;
     else if (frames.size() == kernel_frames) ++without_user_stack_;
     visit({.pid = static_cast<uint32_t>(raw.pid),
@@ -113,7 +117,9 @@ class Recorder final : public BpfOffCpu {
            .end = raw.end_ns,
            .preempted = raw.reason == OFF_CPU_PREEMPTED,
            .to_end = to_end,
-           .frames = frames});
+           .frames = frames,
+           .user_sp = raw.user_sp,
+           .user_words = std::span<const uint64_t>(user_words_.data(), raw.user_sp != 0 ? user_words_.size() : 0)});
   }
 
   static core::Error failure(const char* what, int error) {
@@ -129,14 +135,18 @@ class Recorder final : public BpfOffCpu {
     while (bpf_map_get_next_key(fd, previous, &next) == 0) {
       off_cpu_switched_out out{};
       if (bpf_map_lookup_elem(fd, &next, &out) == 0) {
-        keep({.start_ns = out.start_ns,
+        off_cpu_span span{.start_ns = out.start_ns,
                           .end_ns = 0,
                           .pid = out.pid,
                           .tid = static_cast<int>(next),
                           .user_stack_id = out.user_stack_id,
                           .kernel_stack_id = out.kernel_stack_id,
                           .reason = out.reason,
-                          .cpu_in = 0});
+                          .cpu_in = 0,
+                          .user_sp = out.user_sp,
+                          .user_words = {}};
+        std::memcpy(span.user_words, out.user_words, sizeof span.user_words);
+        keep(span);
       }
       key = next;
       previous = &key;
@@ -187,6 +197,7 @@ class Recorder final : public BpfOffCpu {
   bool stopped_ = false;
   std::vector<std::vector<off_cpu_span>> spans_;  // written by the reader thread until stop()
   std::unordered_map<int, std::vector<uint64_t>> stacks_;
+  std::array<uint64_t, OFF_CPU_USER_WORDS> user_words_{};  // of the span being visited
   uint64_t lost_ = 0, unstacked_ = 0, without_user_stack_ = 0, leaving_for_user_ = 0;
 };
 

@@ -7,6 +7,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "collect/frameless_callers.h"
 #include "collect/kernel_symbols.h"
 #include "collect/off_cpu.h"
 #include "collect/process_maps.h"
@@ -117,6 +118,9 @@ struct ProfileBuilder::State {
   std::vector<uint64_t> raw_pool;
   std::vector<SeenSwitchStack> seen_switch_stacks;
   std::unordered_multimap<uint64_t, uint32_t> seen_index;  // by hash of pid and raw frames
+  // --off-cpu from the BPF recorder: the callers its frame-pointer walk skipped.
+  FramelessCallers frameless_callers;
+  std::vector<uint64_t> recovered_callers, spliced_frames;
   std::unordered_map<std::string, core::LocationId> marker_locations;
   std::vector<std::string_view> kernel_names;
   // Scratch, reused across samples.
@@ -139,6 +143,8 @@ struct ProfileBuilder::State {
   }
   void switch_sample(const SampleRecord& sample, std::span<const uint64_t> frames);
   const SeenSwitchStack& switch_stack(pid_t pid, std::span<const uint64_t> frames);
+  std::span<const uint64_t> with_frameless_callers(const KernelOffCpuSpan& kernel,
+                                                   std::span<const uint64_t> frames);
   void load_kernel_symbols();
   // A stack the BPF program took at sched_switch starts in the program, the tracepoint
   // and __schedule: how many leaf frames to drop so that it starts in schedule's caller,
@@ -437,6 +443,25 @@ const ProfileBuilder::State::SeenSwitchStack& ProfileBuilder::State::switch_stac
   return seen_switch_stacks.back();
 }
 
+// The span's frames (kernel, then user) with the callers of a frameless leaf, which the
+// kernel's frame-pointer walk skipped, found in the words copied from the user stack.
+std::span<const uint64_t> ProfileBuilder::State::with_frameless_callers(
+    const KernelOffCpuSpan& kernel, std::span<const uint64_t> frames) {
+  if (kernel.user_words.empty()) return frames;
+  const auto user = std::find_if(frames.begin(), frames.end(),
+                                 [](uint64_t address) { return address < kKernelSpaceStart; });
+  const AddressSpace* space = processes.find(static_cast<pid_t>(kernel.pid));
+  if (user == frames.end() || space == nullptr) return frames;
+  recovered_callers.clear();
+  frameless_callers.recover(static_cast<pid_t>(kernel.pid), *space, *user, kernel.user_words,
+                            recovered_callers);
+  if (recovered_callers.empty()) return frames;
+  const auto kernel_count = static_cast<size_t>(user - frames.begin());
+  FramelessCallers::splice(frames.subspan(kernel_count), recovered_callers, spliced_frames);
+  spliced_frames.insert(spliced_frames.begin(), frames.begin(), user);
+  return spliced_frames;
+}
+
 ProfileBuilder::ProfileBuilder(ProfileBuilderOptions options)
     : state_(std::make_unique<State>(std::move(options))) {
   State& s = *state_;
@@ -607,7 +632,8 @@ void ProfileBuilder::on_kernel_span(const KernelOffCpuSpan& kernel) {
     span.edge = SpanEdge::to_end;
   }
   if (!kernel.frames.empty()) {
-    const auto& seen = s.switch_stack(pid, kernel.frames.subspan(s.scheduler_frames(kernel.frames)));
+    const auto& seen = s.switch_stack(
+        pid, s.with_frameless_callers(kernel, kernel.frames.subspan(s.scheduler_frames(kernel.frames))));
     span.stack = seen.stack;
     span.reason = seen.reason;
   }
