@@ -30,10 +30,9 @@ struct KernelOffCpuSpan {
   // Leaf first: the kernel frames, then the user frames (as a perf callchain without its
   // context markers); empty when the stack could not be captured.
   std::span<const uint64_t> frames;
-  // The user stack pointer at the switch-out and the words copied from it upward (empty
-  // when they could not be read): where the callers the frame-pointer walk of `frames`
-  // skipped can be found with CFI (collect/frameless_callers.h).
-  uint64_t user_sp = 0;
+  // The words copied from the user stack pointer upward at the switch-out (empty when they
+  // could not be read): where the callers the frame-pointer walk of `frames` skipped are
+  // found with CFI (collect/frameless_callers.h).
   std::span<const uint64_t> user_words;
 };
 
