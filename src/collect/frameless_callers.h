@@ -11,6 +11,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <unordered_map>
@@ -31,7 +32,7 @@ class FramelessCallers {
   void recover(pid_t pid, const AddressSpace& maps, uint64_t pc, std::span<const uint64_t> words, std::vector<uint64_t>& callers);
 
   // The user frames of a frame-pointer walk (`walked`, leaf first) with `callers` (found by
-  // recover for that leaf) put in after the leaf, into `out`. The walk's frames after its
+  // recover for that leaf) put in after the leaf, appended to `out`. The walk's frames after its
   // leaf follow; a caller equal to the walk's second frame ends the callers there (the walk
   // had it), so that nothing is doubled.
   static void splice(std::span<const uint64_t> walked, std::span<const uint64_t> callers,
@@ -54,6 +55,15 @@ class FramelessCallers {
     size_t operator()(const Key& k) const;
   };
   std::unordered_map<Key, int64_t, KeyHash> offsets_;
+  static constexpr size_t kMaxWords = 16;
+  struct Recovered {
+    pid_t pid = 0;
+    uint64_t generation = 0, pc = 0;
+    uint8_t word_count = 0, caller_count = 0;
+    bool used = false;
+    std::array<uint64_t, kMaxWords> words{}, callers{};
+  };
+  std::vector<Recovered> latest_ = std::vector<Recovered>(1024);  // by hash slot
   UnwindElfCache files_;
   uint64_t stacks_completed_ = 0;
 };

@@ -130,18 +130,26 @@ TEST(FramelessCallers, GarbageWordsStayWithinTheCopy) {
 
 TEST(FramelessCallers, SpliceAddsTheCallersAfterTheLeafWithoutDoubling) {
   std::vector<uint64_t> out;
+  auto splice = [&](std::vector<uint64_t> walked, std::vector<uint64_t> callers) {
+    out.clear();
+    FramelessCallers::splice(walked, callers, out);
+  };
   // The walk: leaf L, then A (the caller of the frameless leaf's caller), B.
-  FramelessCallers::splice(std::vector<uint64_t>{1, 10, 11}, std::vector<uint64_t>{5, 6}, out);
+  splice(std::vector<uint64_t>{1, 10, 11}, std::vector<uint64_t>{5, 6});
   EXPECT_EQ(out, (std::vector<uint64_t>{1, 5, 6, 10, 11}));
   // A recovered caller the walk has as its second frame ends the recovered ones.
-  FramelessCallers::splice(std::vector<uint64_t>{1, 10, 11}, std::vector<uint64_t>{5, 10, 11, 12}, out);
+  splice(std::vector<uint64_t>{1, 10, 11}, std::vector<uint64_t>{5, 10, 11, 12});
   EXPECT_EQ(out, (std::vector<uint64_t>{1, 5, 10, 11}));
-  FramelessCallers::splice(std::vector<uint64_t>{1, 10}, std::vector<uint64_t>{}, out);
+  splice(std::vector<uint64_t>{1, 10}, std::vector<uint64_t>{});
   EXPECT_EQ(out, (std::vector<uint64_t>{1, 10}));
-  FramelessCallers::splice(std::vector<uint64_t>{1}, std::vector<uint64_t>{5}, out);
+  splice(std::vector<uint64_t>{1}, std::vector<uint64_t>{5});
   EXPECT_EQ(out, (std::vector<uint64_t>{1, 5}));
-  FramelessCallers::splice(std::vector<uint64_t>{}, std::vector<uint64_t>{5}, out);
+  splice(std::vector<uint64_t>{}, std::vector<uint64_t>{5});
   EXPECT_TRUE(out.empty());
+  // Appended to what is there (the kernel frames).
+  out = {99};
+  FramelessCallers::splice(std::vector<uint64_t>{1, 10}, std::vector<uint64_t>{5}, out);
+  EXPECT_EQ(out, (std::vector<uint64_t>{99, 1, 5, 10}));
 }
 
 }  // namespace
