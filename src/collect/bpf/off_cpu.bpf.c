@@ -1,6 +1,8 @@
 // off_cpu.bpf.c: off-CPU spans of a set of processes, measured in the kernel. At every
 // sched_switch, a switched-out thread of a target process gets its switch-out time, its
-// user and kernel stack ids and the reason stored by tid; when a thread with a stored
+// user and kernel stack ids, the reason and the 16 words at its user stack pointer (for
+// userspace to find with CFI the callers a frameless leaf hides from the frame-pointer
+// walk: collect/frameless_callers.h) stored by tid; when a thread with a stored
 // start is switched in, one off_cpu_span goes to the ring buffer. Stacks are interned in
 // a stack-trace map, so userspace reads each distinct stack once, not once per switch
 // (the perf_event_open path copies a callchain per switch). Threads and forked children
