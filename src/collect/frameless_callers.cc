@@ -1,8 +1,5 @@
 #include "collect/frameless_callers.h"
 
-#include <algorithm>
-#include <bit>
-
 #include "core/hash.h"
 
 namespace tally::collect {
@@ -41,23 +38,6 @@ int64_t FramelessCallers::stack_pointer_offset(pid_t pid, const AddressSpace& ma
 
 void FramelessCallers::recover(pid_t pid, const AddressSpace& maps, uint64_t pc,
                                std::span<const uint64_t> words, std::vector<uint64_t>& callers) {
-  const size_t before = callers.size();
-  const uint64_t generation = maps.generation();
-  // Only a copy as long as the table holds is looked up there; a longer one is walked.
-  const bool memoized = words.size() <= kMaxWords;
-  Recovered* latest = nullptr;
-  if (memoized) {
-    uint64_t h = pc ^ (uint64_t(uint32_t(pid)) << 32) ^ generation;
-    for (size_t i = 0; i < words.size(); ++i) h ^= std::rotl(words[i], static_cast<int>(i * 5 + 1));
-    latest = &latest_[core::mix64(h) % latest_.size()];
-    if (latest->used && latest->pid == pid && latest->generation == generation && latest->pc == pc &&
-        latest->word_count == words.size() &&
-        std::equal(words.begin(), words.end(), latest->words.begin())) {
-      callers.insert(callers.end(), latest->callers.begin(), latest->callers.begin() + latest->caller_count);
-      if (latest->caller_count > 0) ++stacks_completed_;
-      return;
-    }
-  }
   // The leaf's pc is where it stopped (after its syscall, or where it was interrupted);
   // a return address is one past its call, which may be the last instruction of a function.
   uint64_t lookup = pc;
@@ -72,20 +52,6 @@ void FramelessCallers::recover(pid_t pid, const AddressSpace& maps, uint64_t pc,
     callers.push_back(return_address);
     offset_in_copy = return_slot + 8;
     lookup = return_address - 1;
-  }
-  const size_t found = callers.size() - before;
-  if (found > 0) ++stacks_completed_;
-  // Each caller's return slot is a word of the copy, past the previous one's: at most one
-  // caller per word, so the table's arrays hold them all.
-  if (latest != nullptr && found <= kMaxWords) {
-    latest->used = true;
-    latest->pid = pid;
-    latest->generation = generation;
-    latest->pc = pc;
-    latest->word_count = static_cast<uint8_t>(words.size());
-    std::copy(words.begin(), words.end(), latest->words.begin());
-    latest->caller_count = static_cast<uint8_t>(found);
-    std::copy(callers.begin() + static_cast<std::ptrdiff_t>(before), callers.end(), latest->callers.begin());
   }
 }
 

@@ -11,7 +11,6 @@
 
 #include <sys/types.h>
 
-#include <array>
 #include <cstdint>
 #include <span>
 #include <unordered_map>
@@ -26,19 +25,17 @@ class FramelessCallers {
  public:
   // Appends to `callers` the return addresses above the leaf at `pc` found in `words` (the
   // stack from the leaf's sp upward), innermost first; nothing when the leaf keeps a frame
-  // pointer.
-  // `maps` is process `pid`'s address space. CFA rules are cached per process, address-space
-  // generation and address, so that a stack seen again costs a few hash lookups.
-  void recover(pid_t pid, const AddressSpace& maps, uint64_t pc, std::span<const uint64_t> words, std::vector<uint64_t>& callers);
+  // pointer. `maps` is process `pid`'s address space. CFA rules are cached per process,
+  // address-space generation and address: a stack seen again costs a hash lookup a frame.
+  void recover(pid_t pid, const AddressSpace& maps, uint64_t pc, std::span<const uint64_t> words,
+               std::vector<uint64_t>& callers);
 
   // The user frames of a frame-pointer walk (`walked`, leaf first) with `callers` (found by
-  // recover for that leaf) put in after the leaf, appended to `out`. The walk's frames after its
-  // leaf follow; a caller equal to the walk's second frame ends the callers there (the walk
-  // had it), so that nothing is doubled.
+  // recover for that leaf) put in after the leaf, appended to `out`. The walk's frames after
+  // its leaf follow; a caller equal to the walk's second frame ends the callers there (the
+  // walk had it), so that nothing is doubled.
   static void splice(std::span<const uint64_t> walked, std::span<const uint64_t> callers,
                      std::vector<uint64_t>& out);
-
-  uint64_t stacks_completed() const { return stacks_completed_; }  // recover found a caller
 
  private:
   // CFA - sp of the code at `address` (a pc of the leaf, or a return address minus one),
@@ -55,17 +52,7 @@ class FramelessCallers {
     size_t operator()(const Key& k) const;
   };
   std::unordered_map<Key, int64_t, KeyHash> offsets_;
-  static constexpr size_t kMaxWords = 16;
-  struct Recovered {
-    pid_t pid = 0;
-    uint64_t generation = 0, pc = 0;
-    uint8_t word_count = 0, caller_count = 0;
-    bool used = false;
-    std::array<uint64_t, kMaxWords> words{}, callers{};
-  };
-  std::vector<Recovered> latest_ = std::vector<Recovered>(1024);  // by hash slot
   UnwindElfCache files_;
-  uint64_t stacks_completed_ = 0;
 };
 
 }  // namespace tally::collect
