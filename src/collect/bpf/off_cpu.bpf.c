@@ -78,8 +78,8 @@ static __always_inline int leaving_for_user(struct pt_regs___entry* regs, _Bool 
 }
 
 // The words at the top of the user stack, for userspace to find with CFI the callers the
-// frame-pointer walk of bpf_get_stackid misses. The read does not fault pages in (none
-// may be absent here): a failed one leaves user_sp 0, no words.
+// frame-pointer walk of bpf_get_stackid misses. The read cannot fault a page in here: if
+// the top of the stack is not present it fails, and user_sp stays 0: no words.
 static __always_inline void copy_user_words(struct pt_regs___entry* regs,
                                             struct off_cpu_switched_out* out) {
   if (!regs) return;
