@@ -30,6 +30,13 @@ struct KernelOffCpuSpan {
   // Leaf first: the kernel frames, then the user frames (as a perf callchain without its
   // context markers); empty when the stack could not be captured.
   std::span<const uint64_t> frames;
+  // The words copied from the user stack pointer upward at the switch-out (empty when they
+  // could not be read): where the callers the frame-pointer walk of `frames` skipped are
+  // found with CFI (collect/frameless_callers.h).
+  std::span<const uint64_t> user_words;
+  // Nonzero: spans of one recorder with the same raw_stack have the same frames and words
+  // (what their consumer derives from them can be kept by it); 0: not known.
+  uint32_t raw_stack = 0;
 };
 
 class BpfOffCpu {

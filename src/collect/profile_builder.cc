@@ -7,6 +7,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "collect/frameless_callers.h"
 #include "collect/kernel_symbols.h"
 #include "collect/off_cpu.h"
 #include "collect/process_maps.h"
@@ -117,6 +118,9 @@ struct ProfileBuilder::State {
   std::vector<uint64_t> raw_pool;
   std::vector<SeenSwitchStack> seen_switch_stacks;
   std::unordered_multimap<uint64_t, uint32_t> seen_index;  // by hash of pid and raw frames
+  // --off-cpu from the BPF recorder: the callers its frame-pointer walk skipped.
+  FramelessCallers frameless_callers;
+  std::vector<uint64_t> recovered_callers, spliced_frames;
   std::unordered_map<std::string, core::LocationId> marker_locations;
   std::vector<std::string_view> kernel_names;
   // Scratch, reused across samples.
@@ -139,6 +143,18 @@ struct ProfileBuilder::State {
   }
   void switch_sample(const SampleRecord& sample, std::span<const uint64_t> frames);
   const SeenSwitchStack& switch_stack(pid_t pid, std::span<const uint64_t> frames);
+  std::span<const uint64_t> with_frameless_callers(const KernelOffCpuSpan& kernel,
+                                                   const AddressSpace* space,
+                                                   std::span<const uint64_t> frames);
+  const SeenSwitchStack& kernel_span_stack(const KernelOffCpuSpan& kernel);
+  // By the recorder's raw stack (KernelOffCpuSpan::raw_stack): the stack it became, for the
+  // process and address-space generation it was seen in.
+  struct SeenRawStack {
+    pid_t pid = 0;
+    uint64_t generation = 0;
+    uint32_t seen = UINT32_MAX;  // index in seen_switch_stacks
+  };
+  std::vector<SeenRawStack> seen_raw_stacks;
   void load_kernel_symbols();
   // A stack the BPF program took at sched_switch starts in the program, the tracepoint
   // and __schedule: how many leaf frames to drop so that it starts in schedule's caller,
@@ -437,6 +453,50 @@ const ProfileBuilder::State::SeenSwitchStack& ProfileBuilder::State::switch_stac
   return seen_switch_stacks.back();
 }
 
+// The stack of a span the BPF program measured: its frames without the scheduler's, with
+// the callers its frame-pointer walk skipped. Spans with the same raw stack in one process
+// and generation of its maps have the same: that is found by index, not by their frames.
+const ProfileBuilder::State::SeenSwitchStack& ProfileBuilder::State::kernel_span_stack(
+    const KernelOffCpuSpan& kernel) {
+  const auto pid = static_cast<pid_t>(kernel.pid);
+  const AddressSpace* space = processes.find(pid);
+  const uint64_t generation = space != nullptr ? space->generation() : 0;
+  SeenRawStack* memo = nullptr;
+  if (kernel.raw_stack != 0) {
+    if (kernel.raw_stack >= seen_raw_stacks.size()) seen_raw_stacks.resize(kernel.raw_stack + 1);
+    memo = &seen_raw_stacks[kernel.raw_stack];
+    if (memo->seen != UINT32_MAX && memo->pid == pid && memo->generation == generation) {
+      const SeenSwitchStack& seen = seen_switch_stacks[memo->seen];
+      stats.frames += seen.stack != 0 ? stack_of(seen.stack).size() : 0;
+      stats.unmapped_frames += seen.unmapped;
+      return seen;
+    }
+  }
+  std::span<const uint64_t> frames = kernel.frames.subspan(scheduler_frames(kernel.frames));
+  const SeenSwitchStack& seen = switch_stack(pid, with_frameless_callers(kernel, space, frames));
+  if (memo != nullptr)
+    *memo = {.pid = pid, .generation = generation,
+             .seen = static_cast<uint32_t>(&seen - seen_switch_stacks.data())};
+  return seen;
+}
+
+// The span's frames (kernel, then user) with the callers of a frameless leaf, which the
+// kernel's frame-pointer walk skipped, found in the words copied from the user stack.
+std::span<const uint64_t> ProfileBuilder::State::with_frameless_callers(
+    const KernelOffCpuSpan& kernel, const AddressSpace* space, std::span<const uint64_t> frames) {
+  if (kernel.user_words.empty() || space == nullptr) return frames;
+  const auto user = std::find_if(frames.begin(), frames.end(),
+                                 [](uint64_t address) { return address < kKernelSpaceStart; });
+  if (user == frames.end()) return frames;
+  recovered_callers.clear();
+  frameless_callers.recover(static_cast<pid_t>(kernel.pid), *space, *user, kernel.user_words,
+                            recovered_callers);
+  if (recovered_callers.empty()) return frames;
+  spliced_frames.assign(frames.begin(), user);
+  FramelessCallers::splice(std::span<const uint64_t>(user, frames.end()), recovered_callers, spliced_frames);
+  return spliced_frames;
+}
+
 ProfileBuilder::ProfileBuilder(ProfileBuilderOptions options)
     : state_(std::make_unique<State>(std::move(options))) {
   State& s = *state_;
@@ -600,14 +660,13 @@ void ProfileBuilder::on_switch(const SwitchRecord& record) {
 void ProfileBuilder::on_kernel_span(const KernelOffCpuSpan& kernel) {
   State& s = *state_;
   if (!s.spans) return;
-  const auto pid = static_cast<pid_t>(kernel.pid);
   OffCpuSpan span{.pid = kernel.pid, .tid = kernel.tid, .start = kernel.start, .end = kernel.end};
   if (kernel.to_end) {
     span.end = std::max(kernel.start, s.recording_end ? s.recording_end : s.last_time);
     span.edge = SpanEdge::to_end;
   }
   if (!kernel.frames.empty()) {
-    const auto& seen = s.switch_stack(pid, kernel.frames.subspan(s.scheduler_frames(kernel.frames)));
+    const auto& seen = s.kernel_span_stack(kernel);
     span.stack = seen.stack;
     span.reason = seen.reason;
   }

@@ -1,5 +1,6 @@
 #include "collect/unwind_elf_cache.h"
 
+#include <dwarf.h>
 #include <elf.h>
 #include <sys/auxv.h>
 #include <unistd.h>
@@ -84,15 +85,40 @@ std::optional<uint64_t> UnwindElf::read_only_word(uint64_t link_address) const {
   return std::nullopt;
 }
 
-bool UnwindElf::has_cfi(uint64_t link_address) {
-  if (auto it = cfi_at_.find(link_address); it != cfi_at_.end()) return it->second;
+Dwarf_CFI* UnwindElf::eh_cfi() {
   if (!eh_cfi_tried_) {
     eh_cfi_tried_ = true;
     eh_cfi_ = dwarf_getcfi_elf(image_->elf());
   }
+  return eh_cfi_;
+}
+
+CfaRule UnwindElf::cfa_rule(uint64_t link_address) {
+  constexpr Dwarf_Word kDwarfStackPointer = 7;  // x86-64's rsp
+  Dwarf_CFI* cfi = eh_cfi();
+  Dwarf_Frame* frame = nullptr;
+  if (cfi == nullptr || dwarf_cfi_addrframe(cfi, link_address, &frame) != 0) return {};
+  CfaRule rule{.kind = CfaRule::Kind::other};
+  Dwarf_Op* ops = nullptr;
+  size_t count = 0;
+  bool signal = false;
+  // libdw gives "register + offset" as one DW_OP_bregx (register, offset).
+  if (dwarf_frame_info(frame, nullptr, nullptr, &signal) >= 0 && !signal &&
+      dwarf_frame_cfa(frame, &ops, &count) == 0 && count == 1 && ops[0].atom == DW_OP_bregx &&
+      ops[0].number == kDwarfStackPointer) {
+    rule.kind = CfaRule::Kind::stack_pointer;
+    rule.offset = static_cast<int64_t>(ops[0].number2);
+  }
+  std::free(frame);
+  return rule;
+}
+
+bool UnwindElf::has_cfi(uint64_t link_address) {
+  if (auto it = cfi_at_.find(link_address); it != cfi_at_.end()) return it->second;
+  Dwarf_CFI* cfi = eh_cfi();
   bool found = has_debug_frame_;
   Dwarf_Frame* frame = nullptr;
-  if (!found && eh_cfi_ != nullptr && dwarf_cfi_addrframe(eh_cfi_, link_address, &frame) == 0) {
+  if (!found && cfi != nullptr && dwarf_cfi_addrframe(cfi, link_address, &frame) == 0) {
     found = true;
     std::free(frame);
   }

@@ -19,6 +19,18 @@
 
 namespace tally::collect {
 
+// How a function finds its Canonical Frame Address (the caller's stack pointer) at one
+// address, by the file's CFI.
+struct CfaRule {
+  enum class Kind : uint8_t {
+    unknown,        // no CFI for the address
+    stack_pointer,  // CFA = rsp + offset: the function keeps no frame pointer there
+    other,          // rbp + offset, an expression, or a signal frame
+  };
+  Kind kind = Kind::unknown;
+  int64_t offset = 0;
+};
+
 class UnwindElf {
  public:
   explicit UnwindElf(std::unique_ptr<symbolize::ElfImage> image);
@@ -41,6 +53,8 @@ class UnwindElf {
   // Whether the unwinder has CFI for the code at `link_address` (.eh_frame, or a
   // .debug_frame in the file); memoized per address.
   bool has_cfi(uint64_t link_address);
+  // The CFA rule of .eh_frame at `link_address` (not memoized: callers keep what they need).
+  CfaRule cfa_rule(uint64_t link_address);
 
  private:
   std::unique_ptr<symbolize::ElfImage> image_;
@@ -51,6 +65,7 @@ class UnwindElf {
   const uint8_t* bytes_ = nullptr;  // the whole file, as libelf mapped it
   size_t size_ = 0;
   bool has_debug_frame_ = false;
+  Dwarf_CFI* eh_cfi();
   Dwarf_CFI* eh_cfi_ = nullptr;
   bool eh_cfi_tried_ = false;
   std::unordered_map<uint64_t, bool> cfi_at_;

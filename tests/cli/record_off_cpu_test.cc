@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -192,7 +193,8 @@ TEST(RecordOffCpu, LockConvoyWaitsAreUnderTheCallerOfPthreadMutexLock) {
 // program's own clock measured burn (cpu + preempted), nap (sleep) and wait_pipe (io),
 // within 3 percentage points, and as designed (40/30/30) within 5 when the program ran
 // within 2 of the design. By reason, not by function: with frame pointers the libc
-// wrapper a thread blocks in hides its caller, under either recorder.
+// wrapper a thread blocks in hides its caller from the perf_event_open recorder (the BPF
+// recorder finds it: BpfFramePointerStacksKeepTheCallerOfTheSystemCallWrapper).
 TEST(RecordOffCpu, BothRecordersSplitWallByReasonAsTheProgramWaits) {
   for (const std::string backend : {"perf", "bpf"}) {
     SCOPED_TRACE(backend);
@@ -293,6 +295,99 @@ TEST(RecordOffCpu, BpfRecorderCountsSpansWhoseUserStackWasNotKept) {
   // Expected ~470 (4096 stacks into 16384 buckets); bounds far from it either way.
   EXPECT_GT(kernel_only, 50u) << run.err;
   EXPECT_LT(kernel_only, 2000u) << run.err;
+}
+
+// The off-CPU folded stacks of `profile` (tally convert --to folded --value off-cpu), as
+// stack -> nanoseconds.
+std::vector<std::pair<std::string, double>> folded_off_cpu(const TempDir& dir, const std::string& profile) {
+  const std::string folded = dir.file("off-cpu.folded");
+  RunResult converted = run_tally({"convert", "--to", "folded", "--value", "off-cpu", "-o", folded, profile});
+  EXPECT_EQ(converted.exit_code, 0) << converted.describe();
+  std::vector<std::pair<std::string, double>> stacks;
+  std::istringstream lines(read_text(folded));
+  for (std::string line; std::getline(lines, line);) {
+    const size_t space = line.rfind(' ');
+    if (space == std::string::npos) continue;
+    stacks.emplace_back(line.substr(0, space), std::stod(line.substr(space + 1)));
+  }
+  return stacks;
+}
+
+// Of the off-CPU time whose stack matches `waits` (a regex): the part whose stack also
+// matches `expected`, and the whole.
+std::pair<double, double> share_matching(const std::vector<std::pair<std::string, double>>& stacks,
+                                         const std::string& waits, const std::string& expected) {
+  const std::regex wait_pattern(waits), expected_pattern(expected);
+  double matching = 0, total = 0;
+  for (const auto& [stack, ns] : stacks) {
+    if (!std::regex_search(stack, wait_pattern)) continue;
+    total += ns;
+    if (std::regex_search(stack, expected_pattern)) matching += ns;
+  }
+  return {matching, total};
+}
+
+std::string describe(const std::vector<std::pair<std::string, double>>& stacks) {
+  std::string text;
+  for (const auto& [stack, ns] : stacks) text += stack + " " + std::to_string(ns) + "\n";
+  return text;
+}
+
+// glibc's system call wrappers (read, clock_nanosleep) keep no frame pointer, so the
+// kernel's frame-pointer walk the BPF program takes at a switch-out skipped their caller:
+// main;read and main;clock_nanosleep, without wait_pipe, nap and nanosleep. The program now
+// copies 16 words at the user stack pointer and the recorder finds those callers with the
+// CFI of the mapped files. off_cpu_waits has a second thread, so glibc 2.36's wrappers take
+// their multi-threaded path (the return address 0x28 bytes up the stack), in the main
+// thread as in the answerer thread.
+TEST(RecordOffCpu, BpfFramePointerStacksKeepTheCallerOfTheSystemCallWrapper) {
+  if (geteuid() != 0) TALLY_SKIP_OR_FAIL_IN_CI("the BPF recorder needs root");
+  if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+    GTEST_SKIP() << "the kernel has no BTF (/sys/kernel/btf/vmlinux): no tp_btf programs";
+  TempDir dir;
+  Recorded r = record_waits(dir, {{"TALLY_OFF_CPU_BACKEND", "bpf"}}, {"-g", "fp"});
+  ASSERT_NE(r.run.err.find("recorded by a BPF program at sched_switch"), std::string::npos) << r.run.err;
+  const auto stacks = folded_off_cpu(dir, r.profile);
+  // Main thread: 20 waits of 30 ms on the pipe, 20 sleeps of 30 ms.
+  auto [main_pipe, main_pipe_total] = share_matching(stacks, ";main;.*pipe_read", ";main;wait_pipe;read;");
+  EXPECT_GT(main_pipe_total, 500e6) << describe(stacks);
+  EXPECT_GT(main_pipe, 0.98 * main_pipe_total) << describe(stacks);
+  auto [main_nap, main_nap_total] = share_matching(stacks, ";main;.*do_nanosleep", ";main;nap;[^;]*nanosleep;");
+  EXPECT_GT(main_nap_total, 500e6) << describe(stacks);
+  EXPECT_GT(main_nap, 0.98 * main_nap_total) << describe(stacks);
+  // The answerer thread waits on the request pipe while main burns and naps (20 x 70 ms),
+  // and sleeps 30 ms before each answer.
+  auto [answerer_pipe, answerer_pipe_total] = share_matching(stacks, "^start_thread;.*pipe_read", "^start_thread;answerer;read;");
+  EXPECT_GT(answerer_pipe_total, 1000e6) << describe(stacks);
+  EXPECT_GT(answerer_pipe, 0.98 * answerer_pipe_total) << describe(stacks);
+  auto [answerer_nap, answerer_nap_total] = share_matching(stacks, "^start_thread;.*do_nanosleep", "^start_thread;answerer;[^;]*nanosleep;");
+  EXPECT_GT(answerer_nap_total, 500e6) << describe(stacks);
+  EXPECT_GT(answerer_nap, 0.98 * answerer_nap_total) << describe(stacks);
+}
+
+// The same in a process with one thread, where glibc's wrappers take their single-threaded
+// path: the return address is the word at the stack pointer.
+TEST(RecordOffCpu, BpfFramePointerStacksKeepTheCallerOfTheWrapperInASingleThreadedProcess) {
+  if (geteuid() != 0) TALLY_SKIP_OR_FAIL_IN_CI("the BPF recorder needs root");
+  if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+    GTEST_SKIP() << "the kernel has no BTF (/sys/kernel/btf/vmlinux): no tp_btf programs";
+  TempDir dir;
+  const std::string profile = dir.file("single.pb.gz");
+  RunOptions options;
+  options.timeout_seconds = 120;
+  options.environment = {{"TALLY_OFF_CPU_BACKEND", "bpf"}};
+  RunResult run = run_tally({"record", "--off-cpu", "-g", "fp", "-o", profile, "--", program("single_thread_waits")},
+                            options);
+  ASSERT_EQ(run.exit_code, 0) << run.describe();
+  ASSERT_NE(run.err.find("recorded by a BPF program at sched_switch"), std::string::npos) << run.err;
+  const auto stacks = folded_off_cpu(dir, profile);
+  // 10 sleeps of 20 ms in nap, 10 reads of a timerfd expiring after 20 ms in wait_timer.
+  auto [nap, nap_total] = share_matching(stacks, ";main;.*do_nanosleep", ";main;nap;[^;]*nanosleep;");
+  EXPECT_GT(nap_total, 150e6) << describe(stacks);
+  EXPECT_GT(nap, 0.98 * nap_total) << describe(stacks);
+  auto [timer, timer_total] = share_matching(stacks, ";main;(.*;)?read;", ";main;wait_timer;read;");
+  EXPECT_GT(timer_total, 150e6) << describe(stacks);
+  EXPECT_GT(timer, 0.98 * timer_total) << describe(stacks);
 }
 
 #endif

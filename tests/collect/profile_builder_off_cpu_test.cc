@@ -29,9 +29,9 @@ ProfileBuilderOptions off_cpu_options() {
   return options;
 }
 
-void map(ProfileBuilder& b, const std::string& path) {
+void map(ProfileBuilder& b, const std::string& path, uint32_t pid = kPid) {
   MmapRecord m;
-  m.pid = m.tid = kPid;
+  m.pid = m.tid = pid;
   m.start = 0x400000;
   m.length = 0x1000;
   m.prot = PROT_READ | PROT_EXEC;
@@ -89,6 +89,51 @@ TEST(ProfileBuilderOffCpu, SameFramesAfterAnExecAreLocatedInTheNewMappings) {
     by_leaf_file[std::string(p.str(p.mapping(leaf.mapping).file))] += ns;
   }
   EXPECT_EQ(by_leaf_file, (std::map<std::string, int64_t>{{"/bin/before", 3000}, {"/bin/after", 4000}}));
+}
+
+// Spans of the BPF recorder carry a raw stack id: spans with the same one have the same
+// frames, and the builder derives their stack once. Once per process and generation of its
+// maps: the same raw stack in another process, or after an exec, is located in its maps.
+TEST(ProfileBuilderOffCpu, KernelSpansOfOneRawStackAreLocatedPerProcessAndMaps) {
+  ProfileBuilderOptions options = off_cpu_options();
+  options.events = {*parse_event("cpu-clock")};
+  options.switch_event = SIZE_MAX;
+  options.kernel_spans = true;
+  ProfileBuilder b(options);
+  b.recording_started(0);
+  constexpr uint32_t kOther = 200;
+  map(b, "/bin/one");
+  map(b, "/bin/two", kOther);
+  CommRecord exec;
+  exec.pid = exec.tid = kPid;
+  exec.comm = "three";
+  exec.exec = true;
+  b.recording_ended(100000);
+  const std::vector<uint64_t> frames{0x400100, 0x400201};
+  auto span = [&](uint32_t pid, uint64_t out, uint64_t in) {
+    b.on_kernel_span({.pid = pid, .tid = pid, .start = out, .end = in, .frames = frames, .user_words = {}, .raw_stack = 1});
+  };
+  span(kPid, 1000, 2000);     // 1000 ns in /bin/one
+  span(kPid, 3000, 5000);     // 2000 ns, the same
+  span(kOther, 1000, 5000);   // 4000 ns in /bin/two
+  b.on_comm(exec);
+  map(b, "/bin/three");
+  span(kPid, 6000, 14000);    // 8000 ns in /bin/three
+  EXPECT_EQ(b.stats().frames, 8u);
+  const core::Profile p = b.finish();
+  const int off_cpu = p.sample_type_index("off-cpu");
+  ASSERT_GE(off_cpu, 0);
+  std::map<std::string, int64_t> by_leaf_file;
+  for (size_t i = 0; i < p.sample_count(); ++i) {
+    const int64_t ns = p.values(i)[static_cast<size_t>(off_cpu)];
+    if (ns == 0) continue;
+    ASSERT_EQ(p.stack(i).size(), 2u);
+    const core::Location& leaf = p.location(p.stack(i)[0]);
+    ASSERT_NE(leaf.mapping, 0u);
+    by_leaf_file[std::string(p.str(p.mapping(leaf.mapping).file))] += ns;
+  }
+  EXPECT_EQ(by_leaf_file, (std::map<std::string, int64_t>{
+                              {"/bin/one", 3000}, {"/bin/two", 4000}, {"/bin/three", 8000}}));
 }
 
 }  // namespace

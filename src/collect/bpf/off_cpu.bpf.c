@@ -1,6 +1,8 @@
 // off_cpu.bpf.c: off-CPU spans of a set of processes, measured in the kernel. At every
 // sched_switch, a switched-out thread of a target process gets its switch-out time, its
-// user and kernel stack ids and the reason stored by tid; when a thread with a stored
+// user and kernel stack ids, the reason and the 16 words at its user stack pointer (for
+// userspace to find with CFI the callers a frameless leaf hides from the frame-pointer
+// walk: collect/frameless_callers.h) stored by tid; when a thread with a stored
 // start is switched in, one off_cpu_span goes to the ring buffer. Stacks are interned in
 // a stack-trace map, so userspace reads each distinct stack once, not once per switch
 // (the perf_event_open path copies a callchain per switch). Threads and forked children
@@ -23,6 +25,7 @@ struct task_struct {
 // CO-RE: the ___ suffix keeps it apart from the UAPI struct of the same name).
 struct pt_regs___entry {
   long ax;
+  unsigned long sp;
 } __attribute__((preserve_access_index));
 
 #define MAX_STACK_DEPTH 127
@@ -68,11 +71,22 @@ __u64 lost_spans = 0;
 // Its kernel frames are the exit path (exit_to_user_mode_loop -> schedule) and say nothing
 // of why it waits, and unwinding them is most of the program's cost: they are not taken.
 // A thread preempted inside the kernel (preempt set) or yielding inside a call keeps them.
-static __always_inline int leaving_for_user(struct task_struct* prev, _Bool preempt,
+static __always_inline int leaving_for_user(struct pt_regs___entry* regs, _Bool preempt,
                                             unsigned int prev_state) {
   if (preempt || (prev_state & 0xff) != 0) return 0;
-  struct pt_regs___entry* regs = (struct pt_regs___entry*)bpf_task_pt_regs((struct task_struct*)prev);
   return regs && regs->ax != -ENOSYS;
+}
+
+// The words at the top of the user stack, for userspace to find with CFI the callers the
+// frame-pointer walk of bpf_get_stackid misses. The read cannot fault a page in here: if
+// the top of the stack is not present it fails, and user_sp stays 0: no words.
+static __always_inline void copy_user_words(struct pt_regs___entry* regs,
+                                            struct off_cpu_switched_out* out) {
+  if (!regs) return;
+  unsigned long sp = regs->sp;
+  if (sp == 0 || bpf_probe_read_user(out->user_words, sizeof(out->user_words), (void*)sp) != 0)
+    return;
+  out->user_sp = sp;
 }
 
 static __always_inline __u32 reason_of(unsigned int prev_state) {
@@ -97,11 +111,14 @@ int BPF_PROG(on_switch, _Bool preempt, struct task_struct* prev, struct task_str
     struct off_cpu_switched_out out = {};
     out.start_ns = now;
     // The stacks are prev's: this runs in prev's context, before the switch.
-    out.kernel_stack_id = leaving_for_user(prev, preempt, prev_state)
+    struct pt_regs___entry* regs =
+        (struct pt_regs___entry*)bpf_task_pt_regs((struct task_struct*)prev);
+    out.kernel_stack_id = leaving_for_user(regs, preempt, prev_state)
                               ? OFF_CPU_KERNEL_STACK_SKIPPED : bpf_get_stackid(ctx, &stacks, 0);
     out.user_stack_id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
     out.reason = preempt ? OFF_CPU_PREEMPTED : reason_of(prev_state);
     out.pid = (int)prev_tgid;
+    copy_user_words(regs, &out);
     bpf_map_update_elem(&starts, &tid, &out, BPF_ANY);
   }
   __u32 next_tid = next->pid;
@@ -117,6 +134,8 @@ int BPF_PROG(on_switch, _Bool preempt, struct task_struct* prev, struct task_str
     span->kernel_stack_id = in->kernel_stack_id;
     span->reason = in->reason;
     span->cpu_in = bpf_get_smp_processor_id();
+    span->user_sp = in->user_sp;
+    __builtin_memcpy(span->user_words, in->user_words, sizeof(span->user_words));
     bpf_ringbuf_submit(span, BPF_RB_NO_WAKEUP);
   } else {
     __sync_fetch_and_add(&lost_spans, 1);

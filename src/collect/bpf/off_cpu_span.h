@@ -15,6 +15,11 @@ enum off_cpu_reason {
 // its way back to user space); other negative ids are bpf_get_stackid's errors.
 #define OFF_CPU_KERNEL_STACK_SKIPPED (-1000)
 
+// Words copied from the top of the user stack at the switch-out: with the CFI of the
+// mapped files they give the callers the kernel's frame-pointer walk skips (a frameless
+// leaf, such as glibc's system call wrappers, hides its caller from that walk).
+#define OFF_CPU_USER_WORDS 16
+
 struct off_cpu_span {
   unsigned long long start_ns;  // CLOCK_MONOTONIC (bpf_ktime_get_ns), switch-out
   unsigned long long end_ns;    // switch-in
@@ -24,6 +29,8 @@ struct off_cpu_span {
   int kernel_stack_id;
   unsigned int reason;          // enum off_cpu_reason
   unsigned int cpu_in;          // CPU it was switched in on
+  unsigned long long user_sp;   // the user stack pointer at the switch-out; 0: no words
+  unsigned long long user_words[OFF_CPU_USER_WORDS];  // the words at user_sp upward
 };
 
 // What the program keeps per switched-out thread (map `starts`, by tid) until it is
@@ -34,6 +41,8 @@ struct off_cpu_switched_out {
   int kernel_stack_id;
   unsigned int reason;
   int pid;
+  unsigned long long user_sp;  // as in off_cpu_span
+  unsigned long long user_words[OFF_CPU_USER_WORDS];
 };
 
 #endif
