@@ -426,30 +426,23 @@ TEST(RecordOffCpu, BothRecordersKeepKernelFramesOnlyWhereTheThreadWaitsInTheKern
       std::sscanf(run.err.c_str() + run.err.rfind("off-CPU: ", said), "off-CPU: %llu", &leaving);
       EXPECT_GT(leaving, 0u) << run.err;
     }
-    const std::string folded = dir.file("off.folded");
-    RunResult converted = run_tally({"convert", "--to", "folded", "--value", "off-cpu", "-o", folded, profile});
-    ASSERT_EQ(converted.exit_code, 0) << converted.describe();
-    std::istringstream lines(read_text(folded));
+    const auto stacks = folded_off_cpu(dir, profile);
     double in_spin_ns = 0, yield_ns = 0;
-    for (std::string line; std::getline(lines, line);) {
-      const size_t space = line.rfind(' ');
-      ASSERT_NE(space, std::string::npos) << line;
-      const std::string stack = line.substr(0, space);
-      const double ns = std::stod(line.substr(space + 1));
+    for (const auto& [stack, ns] : stacks) {
       if (stack.find("spinner") != std::string::npos) {
         // spin (or the vDSO clock it reads) is the leaf: no kernel frame after it.
         for (const char* kernel : {"schedule", "entry_", "irqentry", "asm_"})
-          EXPECT_EQ(stack.find(kernel), std::string::npos) << line;
+          EXPECT_EQ(stack.find(kernel), std::string::npos) << stack;
         if (stack.ends_with(";spin")) in_spin_ns += ns;
       } else if (stack.find("sched_yield") != std::string::npos) {
         yield_ns += ns;
         // (do_sched_yield is inlined into __x64_sys_sched_yield in Debian 12's kernel.)
-        EXPECT_NE(stack.find("_sched_yield;schedule"), std::string::npos) << line;
+        EXPECT_NE(stack.find("_sched_yield;schedule"), std::string::npos) << stack;
       }
     }
-    EXPECT_GT(in_spin_ns, 0) << read_text(folded);
+    EXPECT_GT(in_spin_ns, 0) << describe(stacks);
     // The yielding thread waits while the other computes: most of the run.
-    EXPECT_GT(yield_ns, 0.5 * 600e6) << read_text(folded);
+    EXPECT_GT(yield_ns, 0.5 * 600e6) << describe(stacks);
   }
 }
 
@@ -465,23 +458,11 @@ TEST(RecordOffCpu, DwarfStacksOfWaitsUnderDeepFramesReachMain) {
   RunResult run = run_tally({"record", "--off-cpu", "-o", profile, "--", program("deep_stack_waits")},
                             options);
   ASSERT_EQ(run.exit_code, 0) << run.describe();
-  const std::string folded = dir.file("off.folded");
-  RunResult converted = run_tally({"convert", "--to", "folded", "--value", "off-cpu", "-o", folded, profile});
-  ASSERT_EQ(converted.exit_code, 0) << converted.describe();
-  std::istringstream lines(read_text(folded));
-  double under_main_ns = 0, in_nap_ns = 0;
-  for (std::string line; std::getline(lines, line);) {
-    const size_t space = line.rfind(' ');
-    ASSERT_NE(space, std::string::npos) << line;
-    const std::string stack = line.substr(0, space);
-    const double ns = std::stod(line.substr(space + 1));
-    if (stack.find("nap;") == std::string::npos) continue;
-    in_nap_ns += ns;
-    if (stack.find("main;sleep_deep;nap;") != std::string::npos) under_main_ns += ns;
-  }
+  const auto stacks = folded_off_cpu(dir, profile);
+  const auto [under_main_ns, in_nap_ns] = share_matching(stacks, "nap;", "main;sleep_deep;nap;");
   // 50 waits of 1 ms (or more, with the timer's slack).
-  EXPECT_GT(in_nap_ns, 40e6) << read_text(folded);
-  EXPECT_GT(under_main_ns, 0.95 * in_nap_ns) << read_text(folded) << run.err;
+  EXPECT_GT(in_nap_ns, 40e6) << describe(stacks);
+  EXPECT_GT(under_main_ns, 0.95 * in_nap_ns) << describe(stacks) << run.err;
 }
 
 TEST(RecordOffCpu, ForcedFallbackKeepsPerThreadTimeAndSaysStacksAreMissing) {

@@ -25,6 +25,7 @@ namespace {
 using test::OwnSample;
 using test::Place;
 using test::take_sample;
+using test::own_maps;
 
 constexpr int kDepth = 3;
 
@@ -51,15 +52,6 @@ __attribute__((noinline)) OwnSample sample_without_cfi() {
   OwnSample own = take_sample([](UfSample* s) { uf_run_nocfi(s); });
   asm volatile("" ::: "memory");
   return own;
-}
-
-const AddressSpace& own_maps() {
-  static ProcessTable table;
-  static const AddressSpace* maps = [] {
-    table.load_proc_maps(getpid());
-    return table.find(getpid());
-  }();
-  return *maps;
 }
 
 bool in_libc(const Place& place) { return test::basename_of(place.file) == "libc.so.6"; }

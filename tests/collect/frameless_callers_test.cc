@@ -18,6 +18,7 @@ namespace {
 
 using test::OwnSample;
 using test::take_sample;
+using test::own_maps;
 
 __attribute__((noinline)) OwnSample sample_through_qsort() {
   OwnSample own = take_sample([](UfSample* s) { uf_run(s, 3); });
@@ -29,15 +30,6 @@ __attribute__((noinline)) OwnSample sample_without_cfi() {
   OwnSample own = take_sample([](UfSample* s) { uf_run_nocfi(s); });
   asm volatile("" ::: "memory");
   return own;
-}
-
-const AddressSpace& own_maps() {
-  static ProcessTable table;
-  static const AddressSpace* maps = [] {
-    table.load_proc_maps(getpid());
-    return table.find(getpid());
-  }();
-  return *maps;
 }
 
 // The first `count` words of the sample's stack copy (all of them: SIZE_MAX).

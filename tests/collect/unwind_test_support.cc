@@ -15,6 +15,15 @@
 
 namespace tally::test {
 
+const collect::AddressSpace& own_maps() {
+  static collect::ProcessTable table;
+  static const collect::AddressSpace* maps = [] {
+    table.load_proc_maps(getpid());
+    return table.find(getpid());
+  }();
+  return *maps;
+}
+
 uint64_t stack_top() {
   pthread_attr_t attributes;
   if (pthread_getattr_np(pthread_self(), &attributes) != 0) return 0;

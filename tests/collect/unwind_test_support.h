@@ -24,6 +24,8 @@ struct OwnSample {
 
 // The highest address of the calling thread's stack (one past it).
 uint64_t stack_top();
+// This test process's own address space, read from /proc/self/maps once.
+const collect::AddressSpace& own_maps();
 // Runs `take(sample)`, which must end in uf_leaf, copying up to `capacity` stack bytes.
 template <class Take>
 OwnSample take_sample(Take take, size_t capacity = 256 * 1024) {
