@@ -26,6 +26,7 @@ using test::OwnSample;
 using test::Place;
 using test::take_sample;
 using test::own_maps;
+using test::sample_without_cfi;
 
 constexpr int kDepth = 3;
 
@@ -44,12 +45,6 @@ __attribute__((noinline)) OwnSample sample_in_signal_handler() {
   sigaction(SIGTRAP, &action, &previous);
   OwnSample own = take_sample([](UfSample* s) { uf_run_trap(s); });
   sigaction(SIGTRAP, &previous, nullptr);
-  asm volatile("" ::: "memory");
-  return own;
-}
-
-__attribute__((noinline)) OwnSample sample_without_cfi() {
-  OwnSample own = take_sample([](UfSample* s) { uf_run_nocfi(s); });
   asm volatile("" ::: "memory");
   return own;
 }

@@ -19,15 +19,10 @@ namespace {
 using test::OwnSample;
 using test::take_sample;
 using test::own_maps;
+using test::sample_without_cfi;
 
 __attribute__((noinline)) OwnSample sample_through_qsort() {
   OwnSample own = take_sample([](UfSample* s) { uf_run(s, 3); });
-  asm volatile("" ::: "memory");
-  return own;
-}
-
-__attribute__((noinline)) OwnSample sample_without_cfi() {
-  OwnSample own = take_sample([](UfSample* s) { uf_run_nocfi(s); });
   asm volatile("" ::: "memory");
   return own;
 }

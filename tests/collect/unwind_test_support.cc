@@ -24,6 +24,12 @@ const collect::AddressSpace& own_maps() {
   return *maps;
 }
 
+__attribute__((noinline)) OwnSample sample_without_cfi() {
+  OwnSample own = take_sample([](UfSample* s) { uf_run_nocfi(s); });
+  asm volatile("" ::: "memory");
+  return own;
+}
+
 uint64_t stack_top() {
   pthread_attr_t attributes;
   if (pthread_getattr_np(pthread_self(), &attributes) != 0) return 0;

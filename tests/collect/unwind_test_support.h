@@ -42,6 +42,9 @@ OwnSample take_sample(Take take, size_t capacity = 256 * 1024) {
   return own;
 }
 
+// A sample in the unwind fixture's code that has no CFI (uf_run_nocfi).
+OwnSample sample_without_cfi();
+
 struct KernelSample {
   collect::UserRegs regs;
   std::vector<uint8_t> stack;
