@@ -8,12 +8,12 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
-#include <cerrno>
 #include <cstring>
-#include <string>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <unordered_map>
 

@@ -333,6 +333,15 @@ std::string describe(const std::vector<std::pair<std::string, double>>& stacks) 
   return text;
 }
 
+// At least `min_total_ns` of off-CPU time has a stack matching `waits`, and 98% of it also
+// matches `expected` (the wait under the function that made it).
+void expect_waits_under(const std::vector<std::pair<std::string, double>>& stacks,
+                        const std::string& waits, const std::string& expected, double min_total_ns) {
+  const auto [matching, total] = share_matching(stacks, waits, expected);
+  EXPECT_GT(total, min_total_ns) << waits << "\n" << describe(stacks);
+  EXPECT_GT(matching, 0.98 * total) << expected << "\n" << describe(stacks);
+}
+
 // glibc's system call wrappers (read, clock_nanosleep) keep no frame pointer, so the
 // kernel's frame-pointer walk the BPF program takes at a switch-out skipped their caller:
 // main;read and main;clock_nanosleep, without wait_pipe, nap and nanosleep. The program now
@@ -349,20 +358,12 @@ TEST(RecordOffCpu, BpfFramePointerStacksKeepTheCallerOfTheSystemCallWrapper) {
   ASSERT_NE(r.run.err.find("recorded by a BPF program at sched_switch"), std::string::npos) << r.run.err;
   const auto stacks = folded_off_cpu(dir, r.profile);
   // Main thread: 20 waits of 30 ms on the pipe, 20 sleeps of 30 ms.
-  auto [main_pipe, main_pipe_total] = share_matching(stacks, ";main;.*pipe_read", ";main;wait_pipe;read;");
-  EXPECT_GT(main_pipe_total, 500e6) << describe(stacks);
-  EXPECT_GT(main_pipe, 0.98 * main_pipe_total) << describe(stacks);
-  auto [main_nap, main_nap_total] = share_matching(stacks, ";main;.*do_nanosleep", ";main;nap;[^;]*nanosleep;");
-  EXPECT_GT(main_nap_total, 500e6) << describe(stacks);
-  EXPECT_GT(main_nap, 0.98 * main_nap_total) << describe(stacks);
+  expect_waits_under(stacks, ";main;.*pipe_read", ";main;wait_pipe;read;", 500e6);
+  expect_waits_under(stacks, ";main;.*do_nanosleep", ";main;nap;[^;]*nanosleep;", 500e6);
   // The answerer thread waits on the request pipe while main burns and naps (20 x 70 ms),
   // and sleeps 30 ms before each answer.
-  auto [answerer_pipe, answerer_pipe_total] = share_matching(stacks, "^start_thread;.*pipe_read", "^start_thread;answerer;read;");
-  EXPECT_GT(answerer_pipe_total, 1000e6) << describe(stacks);
-  EXPECT_GT(answerer_pipe, 0.98 * answerer_pipe_total) << describe(stacks);
-  auto [answerer_nap, answerer_nap_total] = share_matching(stacks, "^start_thread;.*do_nanosleep", "^start_thread;answerer;[^;]*nanosleep;");
-  EXPECT_GT(answerer_nap_total, 500e6) << describe(stacks);
-  EXPECT_GT(answerer_nap, 0.98 * answerer_nap_total) << describe(stacks);
+  expect_waits_under(stacks, "^start_thread;.*pipe_read", "^start_thread;answerer;read;", 1000e6);
+  expect_waits_under(stacks, "^start_thread;.*do_nanosleep", "^start_thread;answerer;[^;]*nanosleep;", 500e6);
 }
 
 // The same in a process with one thread, where glibc's wrappers take their single-threaded
@@ -382,12 +383,8 @@ TEST(RecordOffCpu, BpfFramePointerStacksKeepTheCallerOfTheWrapperInASingleThread
   ASSERT_NE(run.err.find("recorded by a BPF program at sched_switch"), std::string::npos) << run.err;
   const auto stacks = folded_off_cpu(dir, profile);
   // 10 sleeps of 20 ms in nap, 10 reads of a timerfd expiring after 20 ms in wait_timer.
-  auto [nap, nap_total] = share_matching(stacks, ";main;.*do_nanosleep", ";main;nap;[^;]*nanosleep;");
-  EXPECT_GT(nap_total, 150e6) << describe(stacks);
-  EXPECT_GT(nap, 0.98 * nap_total) << describe(stacks);
-  auto [timer, timer_total] = share_matching(stacks, ";main;(.*;)?read;", ";main;wait_timer;read;");
-  EXPECT_GT(timer_total, 150e6) << describe(stacks);
-  EXPECT_GT(timer, 0.98 * timer_total) << describe(stacks);
+  expect_waits_under(stacks, ";main;.*do_nanosleep", ";main;nap;[^;]*nanosleep;", 150e6);
+  expect_waits_under(stacks, ";main;(.*;)?read;", ";main;wait_timer;read;", 150e6);
 }
 
 #endif
